@@ -1,0 +1,71 @@
+//! Protocol parameters shared by the model, the HDL and the firmware.
+//!
+//! This file is the single source of truth for every fixed width and default that a
+//! hardware-mapped component depends on. The HDL crate imports these constants; nothing
+//! re-types them. SPEC.md §7 lists them with their meaning.
+
+/// UDP destination port of RoCEv2 and mroce (IANA "roce").
+pub const ROCEV2_UDP_PORT: u16 = 4791;
+
+/// Paths per connection (each with its own PSN space, window, RTT and UDP source port).
+pub const PATHS: usize = 16;
+/// Width of a path index in bits (`PATHS` = 2^PATH_BITS).
+pub const PATH_BITS: u32 = 4;
+
+/// Bits of the per-path SACK bitmap (receive window in packets).
+pub const SACK_BITS: usize = 256;
+/// Bits per bitmap word: the unit by which windows slide (design-notes §5).
+pub const SACK_WORD_BITS: usize = 32;
+/// Words in the per-path SACK ring (`SACK_BITS / SACK_WORD_BITS`).
+pub const SACK_WORDS: usize = SACK_BITS / SACK_WORD_BITS;
+/// Width of the word index inside the ring.
+pub const SACK_WORD_INDEX_BITS: u32 = 3;
+
+/// Width of per-path packet sequence numbers (wrap-safe serial arithmetic, RFC 1982).
+pub const PSN_BITS: u32 = 32;
+
+/// Maximum network planes per NIC.
+pub const MAX_PLANES: usize = 8;
+
+/// Per-path congestion window is kept in units of 1/CWND_FRAC_ONE packets.
+pub const CWND_FRAC_BITS: u32 = 8;
+/// One packet in fixed-point cwnd units.
+pub const CWND_ONE: u32 = 1 << CWND_FRAC_BITS;
+/// Default initial per-path window, in packets.
+pub const CWND_INIT_PKTS: u32 = 8;
+/// Minimum per-path window, in packets.
+pub const CWND_MIN_PKTS: u32 = 1;
+/// Maximum per-path window, in packets (bounded by the SACK window minus one word of slack).
+pub const CWND_MAX_PKTS: u32 = (SACK_BITS - SACK_WORD_BITS) as u32;
+
+/// A packet `x` is declared lost once a packet with PSN >= x + LOSS_THRESHOLD on the same
+/// path is acknowledged. 1 = "a gap on a path means loss" (paths are FIFO).
+pub const LOSS_THRESHOLD: u32 = 1;
+
+/// Minimum retransmission timeout, nanoseconds.
+pub const RTO_MIN_NS: u64 = 50_000;
+/// Maximum retransmission timeout, nanoseconds.
+pub const RTO_MAX_NS: u64 = 10_000_000;
+/// Initial RTO before any RTT sample, nanoseconds.
+pub const RTO_INIT_NS: u64 = 200_000;
+/// Maximum exponential backoff shift applied to the RTO.
+pub const RTO_MAX_BACKOFF: u8 = 6;
+/// Consecutive RTOs after which a path is declared down (probe-only).
+pub const PATH_DOWN_RTOS: u8 = 3;
+/// Interval between probes on a down path, nanoseconds.
+pub const PROBE_INTERVAL_NS: u64 = 100_000;
+
+/// Receiver sends an ACK at least every ACK_COALESCE data packets per path.
+pub const ACK_COALESCE: u16 = 4;
+/// Receiver's delayed-ACK timer, nanoseconds.
+pub const ACK_DELAY_NS: u64 = 2_000;
+
+/// Default payload bytes per packet (4 KiB MTU class).
+pub const DEFAULT_MTU_PAYLOAD: u16 = 4096;
+/// Maximum ordered streams per connection.
+pub const MAX_STREAMS: u16 = 1024;
+
+/// DCTCP-style ECN gain g = 1 / 2^ECN_G_SHIFT.
+pub const ECN_G_SHIFT: u32 = 4;
+/// Fixed-point scale of the ECN alpha estimate (alpha in [0, ALPHA_ONE]).
+pub const ALPHA_ONE: u32 = 1 << 10;

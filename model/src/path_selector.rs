@@ -1,0 +1,288 @@
+//! Path selector (hardware-mapped): eligibility, spraying order, per-path entropy and the
+//! per-path ECN AIMD window.
+//!
+//! Spraying is round robin from the path after the last one chosen, over paths that are
+//! up, on a plane that is up, below their congestion window and with scoreboard room, while
+//! the connection as a whole is below the receiver's fair-share limit. All arithmetic is
+//! shifts, adds and one small multiply, so the HDL mirror decides one packet per clock
+//! (SPEC.md §6.3, §8).
+
+use crate::params::{ALPHA_ONE, CWND_FRAC_BITS, CWND_INIT_PKTS, CWND_MAX_PKTS, CWND_MIN_PKTS, CWND_ONE, ECN_G_SHIFT, MAX_PLANES, PATHS};
+
+/// Health of a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub enum PathHealth {
+    /// Carries data.
+    #[default]
+    Up,
+    /// Had an RTO: carries data at a window of one packet until an ACK makes progress.
+    Suspect,
+    /// Failed repeatedly: carries only probes.
+    Down,
+    /// Not configured for this connection.
+    Disabled,
+}
+
+/// Per-path selector state: fixed width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SelPathState {
+    /// Health.
+    pub health: PathHealth,
+    /// Plane the path is mapped to.
+    pub plane: u8,
+    /// UDP source port (ECMP entropy).
+    pub entropy: u16,
+    /// Congestion window, 1/CWND_ONE packets.
+    pub cwnd: u32,
+    /// Packets in flight.
+    pub inflight: u16,
+    /// ECN estimate alpha, 0..=ALPHA_ONE.
+    pub alpha: u16,
+    /// Additive-increase accumulator (1/CWND_ONE packets).
+    pub ai_acc: u32,
+    /// Packets that must be credited before the next multiplicative decrease (one per RTT).
+    pub cwr_left: u16,
+}
+
+/// Credit returned to a path by an ACK or a loss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct Credit {
+    /// Path index.
+    pub path: u8,
+    /// Packets newly acknowledged.
+    pub acked: u8,
+    /// Packets declared lost (they leave the flight without growing the window).
+    pub lost: u8,
+    /// The ACK reported CE marks.
+    pub ce: bool,
+}
+
+/// The path selector of one connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathSelector {
+    paths: [SelPathState; PATHS],
+    last: u8,
+    planes_up: u8,
+    conn_limit: u16,
+    total_inflight: u16,
+}
+
+impl Default for PathSelector {
+    fn default() -> Self {
+        Self::new(PATHS as u8, 1)
+    }
+}
+
+/// Entropy values live in the dynamic port range so they never collide with 4791.
+pub fn entropy_from(random: u16) -> u16 {
+    0xC000 | (random & 0x3FFF)
+}
+
+impl PathSelector {
+    /// `paths` enabled paths, spread round robin over `planes` planes; entropies start at
+    /// distinct values and are normally re-rolled by the caller right away.
+    pub fn new(paths: u8, planes: u8) -> Self {
+        let planes = planes.clamp(1, MAX_PLANES as u8);
+        let mut s = PathSelector {
+            paths: [SelPathState::default(); PATHS],
+            last: PATHS as u8 - 1,
+            planes_up: ((1u16 << planes) - 1) as u8,
+            conn_limit: u16::MAX,
+            total_inflight: 0,
+        };
+        for p in 0..PATHS {
+            s.paths[p] = SelPathState {
+                health: if p < paths as usize { PathHealth::Up } else { PathHealth::Disabled },
+                plane: (p % planes as usize) as u8,
+                entropy: entropy_from(p as u16),
+                cwnd: CWND_INIT_PKTS << CWND_FRAC_BITS,
+                ..Default::default()
+            };
+        }
+        s
+    }
+
+    /// Read-only view of a path.
+    pub fn path(&self, path: u8) -> &SelPathState {
+        &self.paths[path as usize % PATHS]
+    }
+
+    /// Planes currently up (bit i = plane i).
+    pub fn planes_up(&self) -> u8 {
+        self.planes_up
+    }
+
+    /// Packets in flight over all paths.
+    pub fn total_inflight(&self) -> u16 {
+        self.total_inflight
+    }
+
+    /// Connection-wide limit on packets in flight (from the receiver's rate hint).
+    pub fn set_conn_limit(&mut self, pkts: u16) {
+        self.conn_limit = pkts.max(1);
+    }
+
+    /// Sum of the windows of eligible paths, in packets.
+    pub fn total_cwnd_pkts(&self) -> u32 {
+        (0..PATHS).filter(|&p| self.eligible_health(p)).map(|p| self.paths[p].cwnd >> CWND_FRAC_BITS).sum()
+    }
+
+    fn eligible_health(&self, p: usize) -> bool {
+        let s = &self.paths[p];
+        matches!(s.health, PathHealth::Up | PathHealth::Suspect) && self.planes_up & (1 << s.plane) != 0
+    }
+
+    fn window_open(&self, p: usize) -> bool {
+        let s = &self.paths[p];
+        let cwnd = if s.health == PathHealth::Suspect { CWND_ONE } else { s.cwnd };
+        (u32::from(s.inflight) << CWND_FRAC_BITS) < cwnd
+    }
+
+    /// Bitmask of paths that could take a packet now, given scoreboard room `room_mask`.
+    pub fn eligible_mask(&self, room_mask: u32) -> u32 {
+        if self.total_inflight >= self.conn_limit {
+            return 0;
+        }
+        let mut m = 0;
+        for p in 0..PATHS {
+            if room_mask & (1 << p) != 0 && self.eligible_health(p) && self.window_open(p) {
+                m |= 1 << p;
+            }
+        }
+        m
+    }
+
+    /// Choose the path for the next packet (round robin after the last choice) and count
+    /// it in flight. `None` when no path is eligible.
+    pub fn select(&mut self, room_mask: u32) -> Option<u8> {
+        let m = self.eligible_mask(room_mask);
+        if m == 0 {
+            return None;
+        }
+        // Rotate so the path after `last` is bit 0, then take the lowest set bit.
+        let start = (self.last as u32 + 1) % PATHS as u32;
+        let full = (1u64 << PATHS) - 1;
+        let m64 = u64::from(m);
+        let rot = ((m64 >> start) | (m64 << (PATHS as u32 - start))) & full;
+        let p = ((rot.trailing_zeros() + start) % PATHS as u32) as u8;
+        self.last = p;
+        self.charge(p);
+        Some(p)
+    }
+
+    /// Count a packet in flight on `path` chosen by the caller (probes, pinned sends).
+    pub fn charge(&mut self, path: u8) {
+        let s = &mut self.paths[path as usize % PATHS];
+        s.inflight = s.inflight.saturating_add(1);
+        self.total_inflight = self.total_inflight.saturating_add(1);
+    }
+
+    /// Return credit from an ACK or a loss, and run the ECN AIMD of the path.
+    pub fn credit(&mut self, c: &Credit) {
+        let s = &mut self.paths[c.path as usize % PATHS];
+        let done = u16::from(c.acked) + u16::from(c.lost);
+        let done = done.min(s.inflight);
+        s.inflight -= done;
+        self.total_inflight = self.total_inflight.saturating_sub(done);
+        if c.acked == 0 {
+            return;
+        }
+        if s.health == PathHealth::Suspect {
+            // An ACK made progress: the path is healthy again.
+            s.health = PathHealth::Up;
+        }
+        // alpha <- alpha + g * (marked - alpha), one sample per ACK.
+        let a = u32::from(s.alpha);
+        let target = if c.ce { ALPHA_ONE } else { 0 };
+        let a = a - (a >> ECN_G_SHIFT) + (target >> ECN_G_SHIFT);
+        s.alpha = a.min(ALPHA_ONE) as u16;
+        s.cwr_left = s.cwr_left.saturating_sub(u16::from(c.acked));
+        if c.ce {
+            if s.cwr_left == 0 {
+                // Multiplicative decrease, at most once per window of packets.
+                let cut = ((u64::from(s.cwnd) * u64::from(s.alpha.max(1))) >> 11) as u32;
+                s.cwnd = s.cwnd.saturating_sub(cut).max(CWND_MIN_PKTS << CWND_FRAC_BITS);
+                s.cwr_left = (s.cwnd >> CWND_FRAC_BITS) as u16 + 1;
+                s.ai_acc = 0;
+            }
+        } else {
+            // Additive increase: one packet per window of acknowledged packets.
+            s.ai_acc += u32::from(c.acked) << CWND_FRAC_BITS;
+            if s.ai_acc >= s.cwnd {
+                s.ai_acc -= s.cwnd;
+                s.cwnd = (s.cwnd + CWND_ONE).min(CWND_MAX_PKTS << CWND_FRAC_BITS);
+            }
+        }
+    }
+
+    /// Set a path's health (RTO, probe answered, configuration).
+    pub fn set_health(&mut self, path: u8, health: PathHealth) {
+        let s = &mut self.paths[path as usize % PATHS];
+        if health == PathHealth::Down || health == PathHealth::Suspect {
+            s.cwnd = s.cwnd.min(CWND_INIT_PKTS << CWND_FRAC_BITS);
+        }
+        s.health = health;
+    }
+
+    /// Forget the packets in flight on a path (its window was expired wholesale).
+    pub fn clear_inflight(&mut self, path: u8) {
+        let s = &mut self.paths[path as usize % PATHS];
+        self.total_inflight = self.total_inflight.saturating_sub(s.inflight);
+        s.inflight = 0;
+    }
+
+    /// Replace a path's entropy (move it to another ECMP route).
+    pub fn reroll(&mut self, path: u8, random: u16) {
+        self.paths[path as usize % PATHS].entropy = entropy_from(random);
+    }
+
+    /// Map a path to a plane.
+    pub fn set_plane(&mut self, path: u8, plane: u8) {
+        self.paths[path as usize % PATHS].plane = plane % MAX_PLANES as u8;
+    }
+
+    /// Mark a plane up or down.
+    pub fn set_plane_up(&mut self, plane: u8, up: bool) {
+        let bit = 1u8 << (plane % MAX_PLANES as u8);
+        if up {
+            self.planes_up |= bit;
+        } else {
+            self.planes_up &= !bit;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sprays_round_robin_over_eligible() {
+        let mut s = PathSelector::new(4, 2);
+        let order: Vec<u8> = (0..8).map(|_| s.select(u32::MAX).unwrap()).collect();
+        assert_eq!(order, vec![0, 1, 2, 3, 0, 1, 2, 3]);
+        s.set_plane_up(1, false);
+        assert_eq!(s.select(u32::MAX), Some(0));
+        assert_eq!(s.select(u32::MAX), Some(2));
+        assert_eq!(s.select(0b1011), Some(0));
+    }
+
+    #[test]
+    fn window_limits_and_aimd() {
+        let mut s = PathSelector::new(1, 1);
+        for _ in 0..CWND_INIT_PKTS {
+            assert_eq!(s.select(u32::MAX), Some(0));
+        }
+        assert_eq!(s.select(u32::MAX), None);
+        s.credit(&Credit { path: 0, acked: 8, lost: 0, ce: false });
+        assert_eq!(s.path(0).cwnd, 9 << CWND_FRAC_BITS);
+        for _ in 0..20 {
+            s.charge(0);
+            s.credit(&Credit { path: 0, acked: 1, lost: 0, ce: true });
+        }
+        assert!(s.path(0).cwnd < 9 << CWND_FRAC_BITS);
+        assert_eq!(s.path(0).inflight, 0);
+    }
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Full check, as CI runs it: setup, release build of every target, tests.
+# Usage: scripts/test.sh [ARGS...]   (ARGS are appended to `cargo test`, e.g. a test name filter)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."  # runnable from any cwd
+
+section() { printf '\n==== %s ====\n' "$*"; }
+step() { # step TITLE CMD...: header, run, and report how long it took
+  local title=$1 t0=$SECONDS; shift
+  section "$title"
+  "$@"
+  echo "---- $title: ok ($((SECONDS - t0)) s)"
+}
+
+step "setup" bash scripts/setup.sh
+step "build (release, all targets)" cargo build --workspace --all-targets --release
+step "test (release)" cargo test --workspace --release "$@"
+section "all ok"
