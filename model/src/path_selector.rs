@@ -52,9 +52,9 @@ pub struct Credit {
     /// Path index.
     pub path: u8,
     /// Packets newly acknowledged.
-    pub acked: u8,
+    pub acked: u16,
     /// Packets declared lost (they leave the flight without growing the window).
-    pub lost: u8,
+    pub lost: u16,
     /// The ACK reported CE marks.
     pub ce: bool,
 }
@@ -182,7 +182,7 @@ impl PathSelector {
     /// Return credit from an ACK or a loss, and run the ECN AIMD of the path.
     pub fn credit(&mut self, c: &Credit) {
         let s = &mut self.paths[c.path as usize % PATHS];
-        let done = u16::from(c.acked) + u16::from(c.lost);
+        let done = c.acked.saturating_add(c.lost);
         let done = done.min(s.inflight);
         s.inflight -= done;
         self.total_inflight = self.total_inflight.saturating_sub(done);
@@ -198,7 +198,7 @@ impl PathSelector {
         let target = if c.ce { ALPHA_ONE } else { 0 };
         let a = a - (a >> ECN_G_SHIFT) + (target >> ECN_G_SHIFT);
         s.alpha = a.min(ALPHA_ONE) as u16;
-        s.cwr_left = s.cwr_left.saturating_sub(u16::from(c.acked));
+        s.cwr_left = s.cwr_left.saturating_sub(c.acked);
         if c.ce {
             if s.cwr_left == 0 {
                 // Multiplicative decrease, at most once per window of packets.

@@ -1,0 +1,1105 @@
+//! Connection layer of mroce: ordered streams over sprayed paths, direct placement,
+//! per-message de-duplication, loss recovery and congestion control (SPEC.md §8).
+//!
+//! A [`Connection`] is driven by the [`crate::endpoint::Endpoint`] (the NIC) and owns one
+//! instance of each hardware-mapped component: [`RxTracker`], [`TxScoreboard`] and
+//! [`PathSelector`]. Everything else here (message tables, streams) is the part a NIC keeps
+//! in host-visible memory or firmware.
+
+use alloc::collections::VecDeque;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::memory::Memory;
+use crate::params::{ACK_DELAY_NS, LOSS_THRESHOLD, PATHS, PATH_DOWN_RTOS, PROBE_INTERVAL_NS, SACK_WORDS, SACK_WORD_BITS};
+use crate::path_selector::{Credit, PathHealth, PathSelector};
+use crate::rtt::RttEstimator;
+use crate::rx_tracker::{AckSnapshot, RxPacket, RxTracker, RxVerdict};
+use crate::transport::{Completion, ConnId, Event, LocalBuf, NicAddr, Nanos, RemoteBuf, Status, WorkKind};
+use crate::tx_scoreboard::{TimerResult, TxScoreboard, WordResult};
+use crate::wire::{self, Akh, Mrh, Nkh, Rph, Sdh};
+use crate::{seq, Counters, Rng};
+
+/// Messages a receiver tracks ahead of the next one to complete, per stream.
+pub const MAX_MSGS_AHEAD: u32 = 1 << 16;
+
+/// State of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnState {
+    /// CONNECT sent, waiting for CONNECT_ACK.
+    Connecting {
+        /// Request nonce.
+        nonce: u64,
+        /// Attempts so far.
+        tries: u8,
+        /// Next retry time.
+        retry_at: Nanos,
+    },
+    /// Data may flow.
+    Established,
+    /// DISCONNECT sent, waiting for DISCONNECT_ACK.
+    Closing {
+        /// Attempts so far.
+        tries: u8,
+        /// Next retry time.
+        retry_at: Nanos,
+    },
+}
+
+/// What occupies a transmit slot (one per path PSN in the window).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Slot {
+    #[default]
+    Empty,
+    Probe,
+    Chunk(ChunkRef),
+}
+
+/// Identity of one packet-sized piece of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct ChunkRef {
+    stream: u16,
+    msg_seq: u32,
+    chunk: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MsgKind {
+    Write(RemoteBuf),
+    Send,
+}
+
+#[derive(Debug)]
+struct TxMsg {
+    kind: MsgKind,
+    local: LocalBuf,
+    wr_id: u64,
+    nchunks: u32,
+    next_chunk: u32,
+    acked: Vec<u64>,
+    acked_count: u32,
+    inflight: Vec<u8>,
+    status: Option<Status>,
+}
+
+impl TxMsg {
+    fn done(&self) -> bool {
+        self.status.is_some() || self.acked_count == self.nchunks
+    }
+}
+
+#[derive(Debug, Default)]
+struct StreamTx {
+    /// Sequence number of `msgs[0]`.
+    base_seq: u32,
+    msgs: VecDeque<TxMsg>,
+    /// Index in `msgs` of the first message with unsent chunks.
+    cursor: usize,
+    queued: bool,
+}
+
+#[derive(Debug)]
+struct RxMsg {
+    write: bool,
+    len: u32,
+    nchunks: u32,
+    got: Vec<u64>,
+    got_count: u32,
+    status: Option<Status>,
+}
+
+#[derive(Debug, Default)]
+struct StreamRx {
+    /// Sequence number of the next message to complete (`msgs[0]`).
+    next_seq: u32,
+    msgs: VecDeque<Option<RxMsg>>,
+    /// Posted receive buffers; `recvs[i]` belongs to message `next_seq + i`'s SEND.
+    recvs: VecDeque<(LocalBuf, u64)>,
+}
+
+/// An outgoing control frame waiting for the transmit scheduler.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Ctrl {
+    Ack { conn: ConnId, plane: u8, sport: u16, akh: Akh },
+    Nak { conn: ConnId, plane: u8, nkh: Nkh },
+}
+
+/// Everything a connection may touch outside itself.
+pub(crate) struct Ctx<'a> {
+    pub mem: &'a mut Memory,
+    pub events: &'a mut VecDeque<Event>,
+    pub ctrl: &'a mut VecDeque<Ctrl>,
+    pub counters: &'a mut Counters,
+    pub rng: &'a mut Rng,
+}
+
+/// One mroce connection.
+#[derive(Debug)]
+pub struct Connection {
+    pub(crate) id: ConnId,
+    pub(crate) peer_conn: u32,
+    pub(crate) peer: NicAddr,
+    pub(crate) state: ConnState,
+    pub(crate) paths: u8,
+    pub(crate) planes: u8,
+    pub(crate) mtu: u16,
+    pub(crate) isn_tx: u32,
+    pub(crate) isn_rx: u32,
+    pub(crate) rx_capacity_mbps: u32,
+    pub(crate) streams_max: u16,
+    pub(crate) nonce: u64,
+    // Transmit side.
+    sb: TxScoreboard,
+    sel: PathSelector,
+    rtt: [RttEstimator; PATHS],
+    slots: Vec<Slot>,
+    streams_tx: Vec<StreamTx>,
+    active: VecDeque<u16>,
+    retx: VecDeque<ChunkRef>,
+    tlp_at: [Option<Nanos>; PATHS],
+    probe_at: [Option<Nanos>; PATHS],
+    rtos_in_row: [u8; PATHS],
+    last_progress: Nanos,
+    // Receive side.
+    rt: RxTracker,
+    streams_rx: Vec<StreamRx>,
+    ack_at: [Option<Nanos>; PATHS],
+    ack_plane: [u8; PATHS],
+    ack_sport: [u16; PATHS],
+    ack_ts: [u32; PATHS],
+    pub(crate) last_rx_data: Nanos,
+    pub(crate) rate_hint_mbps: u32,
+    pub(crate) in_ready: bool,
+    pub(crate) scheduled: Option<Nanos>,
+}
+
+fn bit_test(v: &[u64], i: u32) -> bool {
+    v.get(i as usize / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+}
+fn bit_set(v: &mut [u64], i: u32) {
+    if let Some(w) = v.get_mut(i as usize / 64) {
+        *w |= 1 << (i % 64);
+    }
+}
+
+/// Lower 32 bits of the clock, as the hardware timers see it.
+fn t32(now: Nanos) -> u32 {
+    now as u32
+}
+
+/// Convert a 32-bit deadline back to 64-bit time relative to `now`.
+fn t64(now: Nanos, d: u32) -> Nanos {
+    let delta = d.wrapping_sub(t32(now));
+    if seq::is_negative(delta) {
+        now
+    } else {
+        now + u64::from(delta)
+    }
+}
+
+impl Connection {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        id: ConnId,
+        peer: NicAddr,
+        paths: u8,
+        planes: u8,
+        mtu: u16,
+        isn_tx: u32,
+        state: ConnState,
+        nonce: u64,
+        rng: &mut Rng,
+        now: Nanos,
+    ) -> Self {
+        let paths = paths.clamp(1, PATHS as u8);
+        let planes = planes.max(1);
+        let mut sel = PathSelector::new(paths, planes);
+        for p in 0..paths {
+            sel.reroll(p, rng.next_u32() as u16);
+        }
+        Connection {
+            id,
+            peer_conn: 0,
+            peer,
+            state,
+            paths,
+            planes,
+            mtu: mtu.max(64),
+            isn_tx,
+            isn_rx: 0,
+            rx_capacity_mbps: 0,
+            streams_max: crate::params::MAX_STREAMS,
+            nonce,
+            sb: TxScoreboard::new(isn_tx),
+            sel,
+            rtt: [RttEstimator::default(); PATHS],
+            slots: vec![Slot::Empty; PATHS * crate::params::SACK_BITS],
+            streams_tx: Vec::new(),
+            active: VecDeque::new(),
+            retx: VecDeque::new(),
+            tlp_at: [None; PATHS],
+            probe_at: [None; PATHS],
+            rtos_in_row: [0; PATHS],
+            last_progress: now,
+            rt: RxTracker::new(0),
+            streams_rx: Vec::new(),
+            ack_at: [None; PATHS],
+            ack_plane: [0; PATHS],
+            ack_sport: [0; PATHS],
+            ack_ts: [0; PATHS],
+            last_rx_data: 0,
+            rate_hint_mbps: 0,
+            in_ready: false,
+            scheduled: None,
+        }
+    }
+
+    /// Set the receive ISN once the peer's is known.
+    pub(crate) fn set_rx_isn(&mut self, isn: u32) {
+        self.isn_rx = isn;
+        self.rt = RxTracker::new(isn);
+    }
+
+    /// Path selector (read-only, for tests and telemetry).
+    pub fn selector(&self) -> &PathSelector {
+        &self.sel
+    }
+
+    /// Transmit scoreboard (read-only).
+    pub fn scoreboard(&self) -> &TxScoreboard {
+        &self.sb
+    }
+
+    /// Receive tracker (read-only).
+    pub fn tracker(&self) -> &RxTracker {
+        &self.rt
+    }
+
+    /// RTT estimate of a path.
+    pub fn rtt(&self, path: u8) -> &RttEstimator {
+        &self.rtt[path as usize % PATHS]
+    }
+
+    /// Mark a plane down or up by hand (firmware / operator action; normally automatic).
+    pub fn set_plane_up(&mut self, plane: u8, up: bool) {
+        self.sel.set_plane_up(plane, up);
+    }
+
+    fn stream_tx(&mut self, stream: u16) -> &mut StreamTx {
+        let i = stream as usize;
+        if self.streams_tx.len() <= i {
+            self.streams_tx.resize_with(i + 1, StreamTx::default);
+        }
+        &mut self.streams_tx[i]
+    }
+
+    fn stream_rx(&mut self, stream: u16) -> &mut StreamRx {
+        let i = stream as usize;
+        if self.streams_rx.len() <= i {
+            self.streams_rx.resize_with(i + 1, StreamRx::default);
+        }
+        &mut self.streams_rx[i]
+    }
+
+    /// Queue a WRITE or SEND message.
+    pub(crate) fn post(&mut self, stream: u16, local: LocalBuf, remote: Option<RemoteBuf>, wr_id: u64) {
+        let mtu = u32::from(self.mtu);
+        let nchunks = local.len.div_ceil(mtu).max(1);
+        let msg = TxMsg {
+            kind: remote.map_or(MsgKind::Send, MsgKind::Write),
+            local,
+            wr_id,
+            nchunks,
+            next_chunk: 0,
+            acked: vec![0; (nchunks as usize).div_ceil(64)],
+            acked_count: 0,
+            inflight: vec![0; nchunks as usize],
+            status: None,
+        };
+        let st = self.stream_tx(stream);
+        st.msgs.push_back(msg);
+        if !st.queued {
+            st.queued = true;
+            self.active.push_back(stream);
+        }
+    }
+
+    /// Post a receive buffer.
+    pub(crate) fn post_recv(&mut self, stream: u16, local: LocalBuf, wr_id: u64) {
+        self.stream_rx(stream).recvs.push_back((local, wr_id));
+    }
+
+    /// Anything to send (new data or retransmissions), ignoring windows.
+    pub(crate) fn has_work(&self) -> bool {
+        !self.retx.is_empty() || !self.active.is_empty() || self.probe_due_any()
+    }
+
+    fn probe_due_any(&self) -> bool {
+        self.probe_at.iter().any(|p| p.is_some()) || self.tlp_at.iter().any(|p| p.is_some())
+    }
+
+    /// Outstanding messages (sent or queued, not yet completed).
+    pub(crate) fn pending_messages(&self) -> usize {
+        self.streams_tx.iter().map(|s| s.msgs.len()).sum()
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Transmit
+    // -----------------------------------------------------------------------------------
+
+    /// Next chunk to send: a retransmission first, else new data round robin over streams.
+    fn next_chunk(&mut self, counters: &mut Counters) -> Option<(ChunkRef, bool)> {
+        while let Some(c) = self.retx.front().copied() {
+            match self.msg_tx(c.stream, c.msg_seq) {
+                Some(m) if !m.done() && !bit_test(&m.acked, c.chunk) && m.inflight[c.chunk as usize] == 0 => {
+                    return Some((c, true));
+                }
+                _ => {
+                    self.retx.pop_front();
+                    counters.retx_cancelled += 1;
+                }
+            }
+        }
+        while let Some(&s) = self.active.front() {
+            let st = &mut self.streams_tx[s as usize];
+            while st.cursor < st.msgs.len() {
+                let m = &st.msgs[st.cursor];
+                if m.status.is_none() && m.next_chunk < m.nchunks {
+                    let c = ChunkRef { stream: s, msg_seq: st.base_seq.wrapping_add(st.cursor as u32), chunk: m.next_chunk };
+                    return Some((c, false));
+                }
+                st.cursor += 1;
+            }
+            st.queued = false;
+            self.active.pop_front();
+        }
+        None
+    }
+
+    fn msg_tx(&self, stream: u16, msg_seq: u32) -> Option<&TxMsg> {
+        let st = self.streams_tx.get(stream as usize)?;
+        let i = msg_seq.wrapping_sub(st.base_seq);
+        st.msgs.get(i as usize)
+    }
+
+    fn msg_tx_mut(&mut self, stream: u16, msg_seq: u32) -> Option<&mut TxMsg> {
+        let st = self.streams_tx.get_mut(stream as usize)?;
+        let i = msg_seq.wrapping_sub(st.base_seq);
+        st.msgs.get_mut(i as usize)
+    }
+
+    fn frame_addrs(&self, local: &NicAddr, plane: u8, sport: u16) -> wire::FrameAddrs {
+        let p = (plane as usize) % crate::params::MAX_PLANES;
+        wire::FrameAddrs {
+            dst_mac: self.peer.mac,
+            src_mac: local.mac,
+            src_ip: local.ips[p],
+            dst_ip: self.peer.ips[p],
+            src_port: sport,
+            dscp: 26,
+            ecn: wire::ecn::ECT0,
+            ttl: 64,
+        }
+    }
+
+    /// Send one probe if one is due on some path. Probes consume a PSN and request an ACK.
+    fn poll_probe(&mut self, now: Nanos, local: &NicAddr, buf: &mut [u8], ctx: &mut Ctx<'_>) -> Option<(usize, u8)> {
+        for p in 0..self.paths {
+            let pi = p as usize;
+            let due = self.probe_at[pi].is_some_and(|t| t <= now) || self.tlp_at[pi].is_some_and(|t| t <= now);
+            if !due || !self.sb.has_room(p) {
+                continue;
+            }
+            let down = self.sel.path(p).health == PathHealth::Down;
+            self.tlp_at[pi] = None;
+            self.probe_at[pi] = if down { Some(now + PROBE_INTERVAL_NS) } else { None };
+            let rto = self.rtt[pi].rto();
+            let psn = self.sb.send(p, t32(now), rto)?;
+            self.slots[pi * crate::params::SACK_BITS + psn as usize % crate::params::SACK_BITS] = Slot::Probe;
+            self.sel.charge(p);
+            let sp = *self.sel.path(p);
+            let mrh = Mrh { flags: 0, path: p, plane: sp.plane, psn, floor: self.sb.path(p).una, ts: t32(now) };
+            let mut bth = wire::Bth::new(wire::opcode::MR_PROBE, self.peer_conn, psn);
+            bth.ack_req = true;
+            let addrs = self.frame_addrs(local, sp.plane, sp.entropy);
+            match wire::encode_mroce(buf, &addrs, &bth, &wire::MrPacket::Probe { mrh }) {
+                Ok(n) => {
+                    ctx.counters.probes_sent += 1;
+                    return Some((n, sp.plane));
+                }
+                Err(_) => {
+                    ctx.counters.tx_encode_errors += 1;
+                    return None;
+                }
+            }
+        }
+        None
+    }
+
+    /// Write the next data or probe frame of this connection into `buf`.
+    pub(crate) fn poll_transmit(
+        &mut self,
+        now: Nanos,
+        local: &NicAddr,
+        buf: &mut [u8],
+        ctx: &mut Ctx<'_>,
+    ) -> Option<(usize, u8)> {
+        if self.state != ConnState::Established {
+            return None;
+        }
+        if let Some(r) = self.poll_probe(now, local, buf, ctx) {
+            return Some(r);
+        }
+        let (chunk, is_retx) = self.next_chunk(ctx.counters)?;
+        let path = self.sel.select(self.sb.room_mask())?;
+        let pi = path as usize;
+        let rto = self.rtt[pi].rto();
+        let Some(psn) = self.sb.send(path, t32(now), rto) else {
+            // Unreachable by construction (room_mask), but never lose the packet's credit.
+            self.sel.credit(&Credit { path, acked: 0, lost: 1, ce: false });
+            return None;
+        };
+        if is_retx {
+            self.retx.pop_front();
+            ctx.counters.retransmits += 1;
+        }
+        self.slots[pi * crate::params::SACK_BITS + psn as usize % crate::params::SACK_BITS] = Slot::Chunk(chunk);
+        let mtu = u32::from(self.mtu);
+        let sp = *self.sel.path(path);
+        let floor = self.sb.path(path).una;
+        let peer_conn = self.peer_conn;
+        let addrs = self.frame_addrs(local, sp.plane, sp.entropy);
+        let more_queued = !self.retx.is_empty();
+        let Some(st) = self.streams_tx.get_mut(chunk.stream as usize) else {
+            return None;
+        };
+        let idx = chunk.msg_seq.wrapping_sub(st.base_seq) as usize;
+        let Some(m) = st.msgs.get_mut(idx) else {
+            return None;
+        };
+        if !is_retx {
+            m.next_chunk += 1;
+        }
+        m.inflight[chunk.chunk as usize] = m.inflight[chunk.chunk as usize].saturating_add(1);
+        let last_chunk = chunk.chunk + 1 == m.nchunks;
+        let offset = chunk.chunk * mtu;
+        let len = m.local.len.saturating_sub(offset).min(mtu);
+        let sdh = Sdh { stream: chunk.stream, msg_seq: chunk.msg_seq, offset, msg_len: m.local.len };
+        let mrh = Mrh { flags: if is_retx { wire::MRH_FLAG_RETX } else { 0 }, path, plane: sp.plane, psn, floor, ts: t32(now) };
+        let payload = match ctx.mem.local(m.local.key, m.local.offset + u64::from(offset), u64::from(len)) {
+            Ok(p) => p,
+            Err(_) => {
+                // The application deregistered its buffer under a pending request.
+                m.status = Some(Status::ConnectionFailed);
+                ctx.counters.local_access_errors += 1;
+                &[][..]
+            }
+        };
+        let pkt = match m.kind {
+            MsgKind::Write(r) => {
+                wire::MrPacket::Write { mrh, sdh, rph: Rph { va: r.va.wrapping_add(u64::from(offset)), rkey: r.rkey }, payload }
+            }
+            MsgKind::Send => wire::MrPacket::Send { mrh, sdh, payload },
+        };
+        let mut bth = wire::Bth::new(0, peer_conn, psn);
+        bth.ack_req = last_chunk || (!more_queued && self.active.is_empty());
+        bth.se = last_chunk;
+        let n = match wire::encode_mroce(buf, &addrs, &bth, &pkt) {
+            Ok(n) => n,
+            Err(_) => {
+                ctx.counters.tx_encode_errors += 1;
+                return None;
+            }
+        };
+        ctx.counters.tx_data += 1;
+        // Tail-loss probe: if nothing comes back on this path for ~2 RTTs, probe it.
+        let srtt = if self.rtt[pi].valid { u64::from(self.rtt[pi].srtt) } else { crate::params::RTO_INIT_NS / 2 };
+        self.tlp_at[pi] = Some(now + 2 * srtt + ACK_DELAY_NS);
+        Some((n, sp.plane))
+    }
+
+    // -----------------------------------------------------------------------------------
+    // ACK and NAK processing (sender side)
+    // -----------------------------------------------------------------------------------
+
+    pub(crate) fn on_ack(&mut self, now: Nanos, a: &Akh, ctx: &mut Ctx<'_>) {
+        let path = a.path;
+        if path >= self.paths {
+            ctx.counters.forged_acks += 1;
+            return;
+        }
+        let pi = path as usize;
+        let st = *self.sb.path(path);
+        // The ACK window is aligned with ours; a base behind our floor by more than the
+        // window or ahead of what we sent cannot come from the peer.
+        let ahead = a.base.wrapping_sub(st.una);
+        let behind = st.una.wrapping_sub(a.base);
+        let aligned = ahead % SACK_WORD_BITS as u32 == 0;
+        let plausible = if seq::is_negative(ahead) {
+            behind as usize <= crate::params::SACK_BITS
+        } else {
+            seq::le(a.base, st.next)
+        };
+        if !aligned || !plausible {
+            ctx.counters.forged_acks += 1;
+            return;
+        }
+        // RTT sample from the echoed timestamp (unambiguous: PSNs are never reused).
+        let sample = t32(now).wrapping_sub(a.ts_echo);
+        if !seq::is_negative(sample) && u64::from(sample) < crate::params::RTO_MAX_NS {
+            self.rtt[pi].sample(sample.max(1));
+        }
+        if a.rate_hint_mbps != 0 {
+            self.rate_hint_mbps = a.rate_hint_mbps;
+            self.apply_rate_hint();
+        }
+        // Highest acknowledged PSN in the bitmap, for gap-based loss detection.
+        let mut highest: Option<u32> = None;
+        for k in (0..SACK_WORDS).rev() {
+            if a.sack[k] != 0 {
+                let bit = 31 - a.sack[k].leading_zeros();
+                highest = Some(a.base.wrapping_add((k * SACK_WORD_BITS) as u32 + bit));
+                break;
+            }
+        }
+        let lost_below = match highest {
+            Some(h) => h.wrapping_add(1).wrapping_sub(LOSS_THRESHOLD),
+            None => a.base,
+        };
+        let rto = self.rtt[pi].rto();
+        let start = st.una;
+        let mut acked = 0u16;
+        let mut lost = 0u16;
+        let mut forged = false;
+        for k in 0..(2 * SACK_WORDS) as u32 {
+            let wp = start.wrapping_add(k * SACK_WORD_BITS as u32);
+            if !seq::lt(wp, self.sb.path(path).next) {
+                break;
+            }
+            let rel = wp.wrapping_sub(a.base);
+            let mask = if seq::is_negative(rel) {
+                u32::MAX
+            } else if (rel as usize) < crate::params::SACK_BITS {
+                a.sack[rel as usize / SACK_WORD_BITS]
+            } else {
+                break;
+            };
+            let r = self.sb.ack_word(path, wp, mask, lost_below, t32(now), rto);
+            forged |= r.forged;
+            acked += r.freed.count_ones() as u16;
+            lost += r.lost.count_ones() as u16;
+            self.apply_word(path, &r, ctx);
+        }
+        if forged {
+            ctx.counters.forged_ack_bits += 1;
+        }
+        self.sel.credit(&Credit { path, acked, lost, ce: a.ecn_count > 0 });
+        if a.ecn_count > 0 {
+            ctx.counters.ecn_echoes += 1;
+        }
+        if acked > 0 {
+            self.last_progress = now;
+            self.rtos_in_row[pi] = 0;
+            if self.sel.path(path).health == PathHealth::Down {
+                self.sel.set_health(path, PathHealth::Up);
+                self.sb.clear_backoff(path);
+                self.probe_at[pi] = None;
+                let plane = self.sel.path(path).plane;
+                self.sel.set_plane_up(plane, true);
+                ctx.counters.paths_recovered += 1;
+                ctx.events.push_back(Event::PathHealth { conn: self.id, path, up: true });
+            }
+            if self.sb.outstanding(path) == 0 {
+                self.tlp_at[pi] = None;
+            } else {
+                let srtt = u64::from(self.rtt[pi].srtt);
+                self.tlp_at[pi] = Some(now + 2 * srtt + ACK_DELAY_NS);
+            }
+        }
+        self.complete_tx(ctx);
+    }
+
+    /// Fold one scoreboard word result into the message tables.
+    fn apply_word(&mut self, path: u8, r: &WordResult, ctx: &mut Ctx<'_>) {
+        let base = path as usize * crate::params::SACK_BITS;
+        let mut freed = r.freed;
+        while freed != 0 {
+            let b = freed.trailing_zeros();
+            freed &= freed - 1;
+            let psn = r.word_psn.wrapping_add(b);
+            let slot = core::mem::take(&mut self.slots[base + psn as usize % crate::params::SACK_BITS]);
+            if let Slot::Chunk(c) = slot {
+                self.chunk_acked(c, ctx);
+            }
+        }
+        let mut lost = r.lost;
+        while lost != 0 {
+            let b = lost.trailing_zeros();
+            lost &= lost - 1;
+            let psn = r.word_psn.wrapping_add(b);
+            let slot = core::mem::take(&mut self.slots[base + psn as usize % crate::params::SACK_BITS]);
+            ctx.counters.losses_detected += 1;
+            if let Slot::Chunk(c) = slot {
+                self.chunk_lost(c);
+            }
+        }
+    }
+
+    fn chunk_acked(&mut self, c: ChunkRef, ctx: &mut Ctx<'_>) {
+        let Some(m) = self.msg_tx_mut(c.stream, c.msg_seq) else {
+            // Message already completed: this was an extra copy.
+            ctx.counters.spurious_retransmits += 1;
+            return;
+        };
+        let i = c.chunk as usize;
+        if i >= m.inflight.len() {
+            return;
+        }
+        m.inflight[i] = m.inflight[i].saturating_sub(1);
+        if bit_test(&m.acked, c.chunk) || m.status.is_some() {
+            ctx.counters.spurious_retransmits += 1;
+        } else {
+            bit_set(&mut m.acked, c.chunk);
+            m.acked_count += 1;
+        }
+    }
+
+    fn chunk_lost(&mut self, c: ChunkRef) {
+        let Some(m) = self.msg_tx_mut(c.stream, c.msg_seq) else {
+            return;
+        };
+        let i = c.chunk as usize;
+        if i >= m.inflight.len() {
+            return;
+        }
+        m.inflight[i] = m.inflight[i].saturating_sub(1);
+        if m.inflight[i] == 0 && !bit_test(&m.acked, c.chunk) && m.status.is_none() {
+            self.retx.push_back(c);
+        }
+    }
+
+    /// Emit sender completions in stream order.
+    fn complete_tx(&mut self, ctx: &mut Ctx<'_>) {
+        let id = self.id;
+        for (s, st) in self.streams_tx.iter_mut().enumerate() {
+            while st.msgs.front().is_some_and(|m| m.done()) {
+                let Some(m) = st.msgs.pop_front() else { break };
+                let seq_done = st.base_seq;
+                st.base_seq = st.base_seq.wrapping_add(1);
+                st.cursor = st.cursor.saturating_sub(1);
+                ctx.events.push_back(Event::Completion(Completion {
+                    conn: id,
+                    stream: s as u16,
+                    msg_seq: seq_done,
+                    wr_id: m.wr_id,
+                    kind: if matches!(m.kind, MsgKind::Write(_)) { WorkKind::Write } else { WorkKind::Send },
+                    status: m.status.unwrap_or(Status::Ok),
+                    bytes: m.local.len,
+                }));
+            }
+        }
+    }
+
+    pub(crate) fn on_nak(&mut self, k: &Nkh, ctx: &mut Ctx<'_>) {
+        let status = match k.syndrome {
+            wire::nak::REMOTE_ACCESS => Status::RemoteAccessError,
+            _ => Status::RemoteInvalid,
+        };
+        match self.msg_tx_mut(k.stream, k.msg_seq) {
+            Some(m) if m.status.is_none() => m.status = Some(status),
+            _ => {
+                ctx.counters.stale_naks += 1;
+                return;
+            }
+        }
+        self.complete_tx(ctx);
+    }
+
+    fn apply_rate_hint(&mut self) {
+        let min_rtt = (0..self.paths as usize).filter(|&p| self.rtt[p].valid).map(|p| self.rtt[p].min).min();
+        if let Some(rtt) = min_rtt {
+            let frame = u64::from(self.mtu) + wire::WRITE_HEADERS as u64;
+            // Fair share x base RTT, with 25% headroom so the share is actually reached.
+            let bytes = u64::from(self.rate_hint_mbps) * u64::from(rtt) / 8000;
+            let pkts = (bytes * 5 / 4) / frame + 2;
+            self.sel.set_conn_limit(pkts.min(u64::from(u16::MAX)) as u16);
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Receive side
+    // -----------------------------------------------------------------------------------
+
+    /// A data or probe packet for this connection.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn on_data(
+        &mut self,
+        now: Nanos,
+        plane: u8,
+        sport: u16,
+        ce: bool,
+        ack_req: bool,
+        pkt: &wire::MrPacket<'_>,
+        hint_mbps: u32,
+        ctx: &mut Ctx<'_>,
+    ) {
+        let (mrh, data) = match pkt {
+            wire::MrPacket::Write { mrh, sdh, rph, payload } => (*mrh, Some((sdh, Some(rph), *payload))),
+            wire::MrPacket::Send { mrh, sdh, payload } => (*mrh, Some((sdh, None, *payload))),
+            wire::MrPacket::Probe { mrh } => (*mrh, None),
+            _ => return,
+        };
+        if mrh.path >= self.paths {
+            ctx.counters.bad_path += 1;
+            return;
+        }
+        if ce {
+            ctx.counters.ce_received += 1;
+        }
+        self.last_rx_data = now;
+        // Placement decision first (it decides whether the tracker records the PSN).
+        let action = match data {
+            None => Placement::Nothing,
+            Some((sdh, rph, payload)) => self.check_placement(sdh, rph, payload.len(), ctx),
+        };
+        let commit = !matches!(action, Placement::Refuse);
+        let r = self.rt.packet(&RxPacket { path: mrh.path, psn: mrh.psn, floor: mrh.floor, ce, ack_req, commit });
+        match r.verdict {
+            RxVerdict::New => {
+                if let Some((sdh, rph, payload)) = data {
+                    self.place(action, sdh, rph, payload, plane, ctx);
+                }
+            }
+            RxVerdict::Duplicate => ctx.counters.duplicate_psn += 1,
+            RxVerdict::OutOfWindow => ctx.counters.out_of_window += 1,
+            RxVerdict::Refused => ctx.counters.rnr_drops += 1,
+        }
+        let pi = mrh.path as usize;
+        self.ack_plane[pi] = plane;
+        self.ack_sport[pi] = sport;
+        self.ack_ts[pi] = mrh.ts;
+        match r.ack {
+            Some(snap) => {
+                self.ack_at[pi] = None;
+                self.queue_ack(&snap, mrh.ts, plane, sport, hint_mbps, matches!(data, None), ctx);
+            }
+            None => {
+                if self.ack_at[pi].is_none() {
+                    self.ack_at[pi] = Some(now + ACK_DELAY_NS);
+                }
+            }
+        }
+        self.complete_rx(ctx);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn queue_ack(&self, s: &AckSnapshot, ts: u32, plane: u8, sport: u16, hint: u32, probe: bool, ctx: &mut Ctx<'_>) {
+        let akh = Akh {
+            path: s.path,
+            flags: probe as u8,
+            ecn_count: s.ecn_count,
+            pkt_count: s.pkt_count,
+            base: s.base,
+            cum: s.cum,
+            ts_echo: ts,
+            rate_hint_mbps: hint,
+            sack: s.sack,
+        };
+        ctx.ctrl.push_back(Ctrl::Ack { conn: self.id, plane, sport, akh });
+    }
+
+    fn check_placement(&mut self, sdh: &Sdh, rph: Option<&Rph>, len: usize, ctx: &mut Ctx<'_>) -> Placement {
+        if sdh.stream >= self.streams_max {
+            ctx.counters.invalid_requests += 1;
+            return Placement::Drop;
+        }
+        let mtu = u32::from(self.mtu);
+        let streams_max = self.streams_max;
+        let _ = streams_max;
+        let st = self.stream_rx(sdh.stream);
+        let ahead = sdh.msg_seq.wrapping_sub(st.next_seq);
+        if seq::is_negative(ahead) {
+            return Placement::Duplicate;
+        }
+        if ahead >= MAX_MSGS_AHEAD {
+            ctx.counters.invalid_requests += 1;
+            return Placement::Refuse;
+        }
+        if sdh.offset % mtu != 0 || (len as u32 != mtu && sdh.offset + len as u32 != sdh.msg_len) {
+            ctx.counters.invalid_requests += 1;
+            return Placement::Nak(wire::nak::REMOTE_INVALID);
+        }
+        let ahead = ahead as usize;
+        if let Some(Some(m)) = st.msgs.get(ahead) {
+            if m.status.is_some() || bit_test(&m.got, sdh.offset / mtu) {
+                return Placement::Duplicate;
+            }
+            if m.len != sdh.msg_len || m.write != rph.is_some() {
+                ctx.counters.invalid_requests += 1;
+                return Placement::Nak(wire::nak::REMOTE_INVALID);
+            }
+        }
+        match rph {
+            Some(r) => match ctx.mem.check_remote_write(r.rkey, r.va, len as u64) {
+                Ok(()) => Placement::Write,
+                Err(e) => {
+                    match e {
+                        crate::memory::MemError::OutOfBounds { .. } => ctx.counters.bounds_violations += 1,
+                        _ => ctx.counters.rkey_violations += 1,
+                    }
+                    Placement::Nak(wire::nak::REMOTE_ACCESS)
+                }
+            },
+            None => match st.recvs.get(ahead) {
+                None => Placement::Refuse,
+                Some((buf, _)) if buf.len < sdh.msg_len => {
+                    ctx.counters.invalid_requests += 1;
+                    Placement::Nak(wire::nak::REMOTE_INVALID)
+                }
+                Some((buf, _)) => Placement::Recv(*buf),
+            },
+        }
+    }
+
+    fn place(&mut self, action: Placement, sdh: &Sdh, rph: Option<&Rph>, payload: &[u8], plane: u8, ctx: &mut Ctx<'_>) {
+        let mtu = u32::from(self.mtu);
+        let id = self.id;
+        let st = self.stream_rx(sdh.stream);
+        let ahead = sdh.msg_seq.wrapping_sub(st.next_seq) as usize;
+        match action {
+            Placement::Nothing | Placement::Refuse => return,
+            Placement::Duplicate => {
+                ctx.counters.duplicate_chunks += 1;
+                return;
+            }
+            Placement::Drop => return,
+            _ => {}
+        }
+        if st.msgs.len() <= ahead {
+            st.msgs.resize_with(ahead + 1, || None);
+        }
+        let slot = &mut st.msgs[ahead];
+        let m = slot.get_or_insert_with(|| {
+            let nchunks = sdh.msg_len.div_ceil(mtu).max(1);
+            RxMsg {
+                write: rph.is_some(),
+                len: sdh.msg_len,
+                nchunks,
+                got: vec![0; (nchunks as usize).div_ceil(64)],
+                got_count: 0,
+                status: None,
+            }
+        });
+        match action {
+            Placement::Write => {
+                if let Some(r) = rph {
+                    if ctx.mem.remote_write(r.rkey, r.va, payload).is_err() {
+                        ctx.counters.rkey_violations += 1;
+                        return;
+                    }
+                }
+            }
+            Placement::Recv(buf) => {
+                match ctx.mem.local_mut(buf.key, buf.offset + u64::from(sdh.offset), payload.len() as u64) {
+                    Ok(dst) => dst.copy_from_slice(payload),
+                    Err(_) => {
+                        ctx.counters.local_access_errors += 1;
+                        m.status = Some(Status::RemoteInvalid);
+                    }
+                }
+            }
+            Placement::Nak(syn) => {
+                if m.status.is_none() {
+                    m.status = Some(if syn == wire::nak::REMOTE_ACCESS { Status::RemoteAccessError } else { Status::RemoteInvalid });
+                    ctx.counters.naks_sent += 1;
+                    ctx.ctrl.push_back(Ctrl::Nak {
+                        conn: id,
+                        plane,
+                        nkh: Nkh { syndrome: syn, stream: sdh.stream, msg_seq: sdh.msg_seq, offset: sdh.offset },
+                    });
+                }
+                return;
+            }
+            _ => return,
+        }
+        bit_set(&mut m.got, sdh.offset / mtu);
+        m.got_count += 1;
+        ctx.counters.bytes_placed += payload.len() as u64;
+    }
+
+    /// Emit receiver completions in stream order.
+    fn complete_rx(&mut self, ctx: &mut Ctx<'_>) {
+        let id = self.id;
+        for (s, st) in self.streams_rx.iter_mut().enumerate() {
+            while let Some(Some(m)) = st.msgs.front() {
+                if m.status.is_none() && m.got_count < m.nchunks {
+                    break;
+                }
+                let Some(Some(m)) = st.msgs.pop_front() else { break };
+                let seq_done = st.next_seq;
+                st.next_seq = st.next_seq.wrapping_add(1);
+                let (kind, wr_id) = if m.write {
+                    (WorkKind::WriteReceived, 0)
+                } else {
+                    match st.recvs.pop_front() {
+                        Some((_, w)) => (WorkKind::Recv, w),
+                        None => (WorkKind::Recv, 0),
+                    }
+                };
+                ctx.events.push_back(Event::Completion(Completion {
+                    conn: id,
+                    stream: s as u16,
+                    msg_seq: seq_done,
+                    wr_id,
+                    kind,
+                    status: m.status.unwrap_or(Status::Ok),
+                    bytes: m.len,
+                }));
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Timers
+    // -----------------------------------------------------------------------------------
+
+    /// Earliest timer of this connection.
+    pub(crate) fn next_deadline(&self, now: Nanos) -> Option<Nanos> {
+        let mut d: Option<Nanos> = None;
+        let mut take = |t: Option<Nanos>| {
+            if let Some(t) = t {
+                d = Some(d.map_or(t, |x| x.min(t)));
+            }
+        };
+        match self.state {
+            ConnState::Connecting { retry_at, .. } | ConnState::Closing { retry_at, .. } => take(Some(retry_at)),
+            ConnState::Established => {}
+        }
+        for p in 0..self.paths as usize {
+            take(self.sb.deadline(p as u8).map(|x| t64(now, x)));
+            // A probe already due is transmit work (see `has_work`), not a timer.
+            take(self.tlp_at[p].filter(|&t| t > now));
+            take(self.probe_at[p].filter(|&t| t > now));
+            take(self.ack_at[p]);
+        }
+        d
+    }
+
+    /// Run RTO, probe and delayed-ACK timers. Returns true if the connection may now send.
+    pub(crate) fn on_timeout(&mut self, now: Nanos, hint_mbps: u32, ctx: &mut Ctx<'_>) -> bool {
+        let mut wake = false;
+        for p in 0..self.paths {
+            let pi = p as usize;
+            if self.ack_at[pi].is_some_and(|t| t <= now) {
+                self.ack_at[pi] = None;
+                if self.rt.pending(p) > 0 {
+                    let snap = self.rt.flush(p);
+                    let (ts, plane, sport) = (self.ack_ts[pi], self.ack_plane[pi], self.ack_sport[pi]);
+                    self.queue_ack(&snap, ts, plane, sport, hint_mbps, false, ctx);
+                }
+            }
+            if self.tlp_at[pi].is_some_and(|t| t <= now) {
+                if self.sb.outstanding(p) == 0 {
+                    self.tlp_at[pi] = None;
+                } else {
+                    wake = true;
+                }
+            }
+            if self.probe_at[pi].is_some_and(|t| t <= now) {
+                wake = true;
+            }
+            let rto = self.rtt[pi].rto();
+            if let TimerResult::Expired { .. } = self.sb.timer(p, t32(now), rto) {
+                wake = true;
+                self.on_rto(p, now, ctx);
+            }
+        }
+        wake
+    }
+
+    fn on_rto(&mut self, path: u8, now: Nanos, ctx: &mut Ctx<'_>) {
+        let pi = path as usize;
+        ctx.counters.rtos += 1;
+        let mut lost = 0u16;
+        for _ in 0..SACK_WORDS {
+            let r = self.sb.expire_head(path);
+            lost += r.lost.count_ones() as u16;
+            self.apply_word(path, &r, ctx);
+        }
+        self.sel.credit(&Credit { path, acked: 0, lost, ce: false });
+        self.sel.clear_inflight(path);
+        self.tlp_at[pi] = None;
+        self.rtos_in_row[pi] = self.rtos_in_row[pi].saturating_add(1);
+        // Move the path to another ECMP route: the old one may be broken.
+        self.sel.reroll(path, ctx.rng.next_u32() as u16);
+        ctx.counters.entropy_rerolls += 1;
+        if self.rtos_in_row[pi] >= PATH_DOWN_RTOS {
+            if self.sel.path(path).health != PathHealth::Down {
+                self.sel.set_health(path, PathHealth::Down);
+                ctx.counters.paths_down += 1;
+                ctx.events.push_back(Event::PathHealth { conn: self.id, path, up: false });
+                self.update_plane(self.sel.path(path).plane, ctx);
+            }
+            self.probe_at[pi] = Some(now + PROBE_INTERVAL_NS);
+        } else {
+            self.sel.set_health(path, PathHealth::Suspect);
+            // A suspect path is probed right away: cheap, and it tells loss from failure.
+            self.probe_at[pi] = Some(now);
+        }
+    }
+
+    /// A plane is down when every enabled path on it is down; traffic then sprays over the
+    /// remaining planes only, with no action from the application.
+    fn update_plane(&mut self, plane: u8, ctx: &mut Ctx<'_>) {
+        let mut any = false;
+        let mut all_down = true;
+        for p in 0..self.paths {
+            let s = self.sel.path(p);
+            if s.plane == plane {
+                any = true;
+                all_down &= s.health == PathHealth::Down;
+            }
+        }
+        if any && all_down && self.sel.planes_up() & (1 << plane) != 0 {
+            self.sel.set_plane_up(plane, false);
+            ctx.counters.planes_down += 1;
+        }
+    }
+
+    /// Fail every pending request (teardown or peer loss).
+    pub(crate) fn fail_all(&mut self, ctx: &mut Ctx<'_>) {
+        for st in self.streams_tx.iter_mut() {
+            for m in st.msgs.iter_mut() {
+                if m.status.is_none() && m.acked_count < m.nchunks {
+                    m.status = Some(Status::ConnectionFailed);
+                }
+            }
+        }
+        self.retx.clear();
+        self.complete_tx(ctx);
+    }
+
+    /// Time of the last ACK progress.
+    pub(crate) fn last_progress(&self) -> Nanos {
+        self.last_progress
+    }
+}
+
+/// Placement decision for one data packet, taken before the tracker records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Placement {
+    /// Probe: nothing to place.
+    Nothing,
+    /// Write at the packet's own address.
+    Write,
+    /// Copy into the posted receive buffer.
+    Recv(LocalBuf),
+    /// The chunk was already placed (or the message completed): record, do not place.
+    Duplicate,
+    /// Not placeable now (no receive posted): do not record, so the sender retransmits.
+    Refuse,
+    /// Record and NAK the message with this syndrome.
+    Nak(u8),
+    /// Record and drop silently (invalid stream).
+    Drop,
+}

@@ -1,0 +1,656 @@
+//! The mroce NIC: connection table, connection management, frame dispatch, transmit
+//! scheduling, timers and the receiver's fair-share rate hints (SPEC.md §8).
+
+use alloc::collections::{BTreeMap, BinaryHeap, VecDeque};
+use alloc::vec::Vec;
+use core::cmp::Reverse;
+
+use crate::connection::{ConnState, Connection, Ctrl, Ctx};
+use crate::memory::Memory;
+use crate::params::{DEFAULT_MTU_PAYLOAD, MAX_PLANES, PATHS};
+use crate::transport::{
+    ConnId, Event, LocalBuf, Nanos, NicAddr, RemoteBuf, Transmit, Transport, VerbError,
+};
+use crate::wire::{self, Cmh, MrPacket, WireError};
+use crate::{Counters, Rng};
+
+/// Interval between CONNECT / DISCONNECT retries.
+pub const CM_RETRY_NS: Nanos = 1_000_000;
+/// CONNECT / DISCONNECT attempts before giving up.
+pub const CM_TRIES: u8 = 8;
+
+/// Configuration of one NIC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EndpointConfig {
+    /// Addresses (MAC, one IPv4 per plane).
+    pub addr: NicAddr,
+    /// Paths per connection this NIC asks for (1..=PATHS).
+    pub paths: u8,
+    /// Payload bytes per packet.
+    pub mtu: u16,
+    /// Inbound capacity used for fair-share hints, Mb/s (0 disables hints).
+    pub rx_capacity_mbps: u32,
+    /// Accept incoming CONNECTs.
+    pub accept_incoming: bool,
+    /// Size of the connection table.
+    pub max_connections: u32,
+    /// A connection with pending data and no ACK progress for this long fails.
+    pub peer_timeout_ns: Nanos,
+    /// Window over which a connection counts as an active sender for the rate hint.
+    pub hint_window_ns: Nanos,
+}
+
+impl Default for EndpointConfig {
+    fn default() -> Self {
+        EndpointConfig {
+            addr: NicAddr::default(),
+            paths: PATHS as u8,
+            mtu: DEFAULT_MTU_PAYLOAD,
+            rx_capacity_mbps: 400_000,
+            accept_incoming: true,
+            max_connections: 4096,
+            peer_timeout_ns: 100_000_000,
+            hint_window_ns: 20_000,
+        }
+    }
+}
+
+/// A connection-management frame waiting to be sent.
+#[derive(Debug, Clone, Copy)]
+struct CmOut {
+    opcode: u8,
+    peer: NicAddr,
+    plane: u8,
+    dest_qp: u32,
+    cmh: Cmh,
+}
+
+/// An mroce NIC: implements [`Transport`].
+pub struct Endpoint {
+    cfg: EndpointConfig,
+    mem: Memory,
+    conns: Vec<Option<Connection>>,
+    free: Vec<u32>,
+    peers: Vec<NicAddr>,
+    /// (peer plane-0 IP, peer conn, nonce) → local connection, to answer repeated CONNECTs.
+    incoming: BTreeMap<([u8; 4], u32, u64), ConnId>,
+    ctrl: VecDeque<Ctrl>,
+    cm_out: VecDeque<CmOut>,
+    ready: VecDeque<ConnId>,
+    timers: BinaryHeap<Reverse<(Nanos, ConnId)>>,
+    events: VecDeque<Event>,
+    counters: Counters,
+    rng: Rng,
+    hint_mbps: u32,
+    hint_at: Nanos,
+}
+
+impl core::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Endpoint").field("cfg", &self.cfg).field("counters", &self.counters).finish()
+    }
+}
+
+impl Endpoint {
+    /// A NIC with no connections; `seed` drives every random choice (ISNs, entropies, keys).
+    pub fn new(cfg: EndpointConfig, seed: u64) -> Self {
+        let mut rng = Rng::new(seed);
+        let salt = rng.next_u32() as u8;
+        Endpoint {
+            cfg,
+            mem: Memory::new(salt),
+            conns: Vec::new(),
+            free: Vec::new(),
+            peers: Vec::new(),
+            incoming: BTreeMap::new(),
+            ctrl: VecDeque::new(),
+            cm_out: VecDeque::new(),
+            ready: VecDeque::new(),
+            timers: BinaryHeap::new(),
+            events: VecDeque::new(),
+            counters: Counters::default(),
+            rng,
+            hint_mbps: cfg.rx_capacity_mbps,
+            hint_at: 0,
+        }
+    }
+
+    /// Configuration.
+    pub fn config(&self) -> &EndpointConfig {
+        &self.cfg
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// A connection, for inspection.
+    pub fn connection(&self, id: ConnId) -> Option<&Connection> {
+        self.conns.get((id as usize).wrapping_sub(1)).and_then(|c| c.as_ref())
+    }
+
+    /// A connection, mutable (firmware-style control: plane state).
+    pub fn connection_mut(&mut self, id: ConnId) -> Option<&mut Connection> {
+        self.conns.get_mut((id as usize).wrapping_sub(1)).and_then(|c| c.as_mut())
+    }
+
+    /// Number of live connections.
+    pub fn connection_count(&self) -> usize {
+        self.conns.iter().filter(|c| c.is_some()).count()
+    }
+
+    fn alloc_id(&mut self) -> Option<ConnId> {
+        if let Some(i) = self.free.pop() {
+            return Some(i + 1);
+        }
+        if self.conns.len() as u32 >= self.cfg.max_connections.min(0xFF_FFFE) {
+            return None;
+        }
+        self.conns.push(None);
+        Some(self.conns.len() as u32)
+    }
+
+    fn release(&mut self, id: ConnId) {
+        if let Some(slot) = self.conns.get_mut((id as usize).wrapping_sub(1)) {
+            if slot.take().is_some() {
+                self.free.push(id - 1);
+            }
+        }
+        self.incoming.retain(|_, v| *v != id);
+    }
+
+    fn split(&mut self, id: ConnId) -> Option<(&mut Connection, Ctx<'_>)> {
+        let c = self.conns.get_mut((id as usize).wrapping_sub(1))?.as_mut()?;
+        Some((
+            c,
+            Ctx {
+                mem: &mut self.mem,
+                events: &mut self.events,
+                ctrl: &mut self.ctrl,
+                counters: &mut self.counters,
+                rng: &mut self.rng,
+            },
+        ))
+    }
+
+    fn schedule(&mut self, id: ConnId, now: Nanos) {
+        let Some(c) = self.conns.get_mut((id as usize).wrapping_sub(1)).and_then(|c| c.as_mut()) else {
+            return;
+        };
+        let d = c.next_deadline(now);
+        if let Some(d) = d {
+            if c.scheduled.is_none_or(|s| d < s) {
+                c.scheduled = Some(d);
+                self.timers.push(Reverse((d, id)));
+            }
+        }
+    }
+
+    /// Put a connection on the transmit ready list if it has something to send.
+    fn wake(&mut self, id: ConnId) {
+        let Some(c) = self.conns.get_mut((id as usize).wrapping_sub(1)).and_then(|c| c.as_mut()) else {
+            return;
+        };
+        if c.has_work() && !c.in_ready {
+            c.in_ready = true;
+            self.ready.push_back(id);
+        }
+    }
+
+    fn find_peer(&self, ip: [u8; 4]) -> Option<(NicAddr, u8)> {
+        self.peers.iter().find_map(|p| p.plane_of(ip).map(|pl| (*p, pl)))
+    }
+
+    fn cm_reply(&self, c: &Connection, opcode: u8, plane: u8, reason: u16) -> CmOut {
+        CmOut { opcode, peer: c.peer, plane, dest_qp: c.peer_conn, cmh: self.cmh(c, reason) }
+    }
+
+    fn cmh(&self, c: &Connection, reason: u16) -> Cmh {
+        Cmh {
+            src_conn: c.id,
+            isn: c.isn_tx,
+            paths: c.paths,
+            planes: c.planes,
+            mtu: c.mtu,
+            streams: c.streams_max,
+            reason,
+            rx_capacity_mbps: self.cfg.rx_capacity_mbps,
+            nonce: c.nonce,
+        }
+    }
+
+    /// Recount active senders at most once per hint window; hint = capacity / active.
+    fn refresh_hint(&mut self, now: Nanos) {
+        if self.cfg.rx_capacity_mbps == 0 {
+            self.hint_mbps = 0;
+            return;
+        }
+        if now < self.hint_at {
+            return;
+        }
+        self.hint_at = now + self.cfg.hint_window_ns / 2;
+        let since = now.saturating_sub(self.cfg.hint_window_ns);
+        let active =
+            self.conns.iter().flatten().filter(|c| c.last_rx_data != 0 && c.last_rx_data >= since).count() as u32;
+        self.hint_mbps = self.cfg.rx_capacity_mbps / active.max(1);
+    }
+
+    fn on_cm(&mut self, now: Nanos, plane: u8, f: &wire::RoceFrame<'_>, pkt: MrPacket<'_>) {
+        match pkt {
+            MrPacket::Connect(c) => {
+                let Some((peer, _)) = self.find_peer(f.addrs.src_ip) else {
+                    self.counters.unknown_peer += 1;
+                    return;
+                };
+                if !self.cfg.accept_incoming {
+                    self.counters.refused_connects += 1;
+                    return;
+                }
+                if c.paths == 0 || c.planes == 0 || usize::from(c.planes) > MAX_PLANES || c.mtu < 64 {
+                    self.counters.invalid_requests += 1;
+                    return;
+                }
+                let key = (peer.ips[0], c.src_conn, c.nonce);
+                if let Some(&id) = self.incoming.get(&key) {
+                    // Our CONNECT_ACK was lost: answer again.
+                    if let Some(conn) = self.connection(id) {
+                        let out = self.cm_reply(conn, wire::opcode::MR_CONNECT_ACK, plane, 0);
+                        self.cm_out.push_back(out);
+                    }
+                    return;
+                }
+                let Some(id) = self.alloc_id() else {
+                    self.counters.table_full += 1;
+                    return;
+                };
+                let paths = c.paths.min(self.cfg.paths).clamp(1, PATHS as u8);
+                let planes = c.planes.min(self.cfg.addr.planes).min(peer.planes).max(1);
+                let mtu = c.mtu.min(self.cfg.mtu);
+                let isn = self.rng.next_u32();
+                let mut conn =
+                    Connection::new(id, peer, paths, planes, mtu, isn, ConnState::Established, c.nonce, &mut self.rng, now);
+                conn.peer_conn = c.src_conn;
+                conn.set_rx_isn(c.isn);
+                conn.rx_capacity_mbps = c.rx_capacity_mbps;
+                let out = self.cm_reply(&conn, wire::opcode::MR_CONNECT_ACK, plane, 0);
+                self.conns[id as usize - 1] = Some(conn);
+                self.incoming.insert(key, id);
+                self.cm_out.push_back(out);
+                self.events.push_back(Event::Accepted(id));
+            }
+            MrPacket::ConnectAck(c) => {
+                let id = f.bth.dest_qp;
+                let Some(conn) = self.connection_mut(id) else {
+                    self.counters.unknown_connection += 1;
+                    return;
+                };
+                if let ConnState::Connecting { nonce, .. } = conn.state {
+                    if nonce != c.nonce {
+                        self.counters.invalid_requests += 1;
+                        return;
+                    }
+                    conn.peer_conn = c.src_conn;
+                    conn.paths = conn.paths.min(c.paths).max(1);
+                    conn.planes = conn.planes.min(c.planes).max(1);
+                    conn.mtu = conn.mtu.min(c.mtu);
+                    conn.set_rx_isn(c.isn);
+                    conn.rx_capacity_mbps = c.rx_capacity_mbps;
+                    conn.state = ConnState::Established;
+                    self.events.push_back(Event::Connected(id));
+                    self.schedule(id, now);
+                    self.wake(id);
+                }
+            }
+            MrPacket::Disconnect(c) => {
+                let id = f.bth.dest_qp;
+                let Some((peer, _)) = self.find_peer(f.addrs.src_ip) else {
+                    self.counters.unknown_peer += 1;
+                    return;
+                };
+                let ok = self.connection(id).is_some_and(|k| k.peer_conn == c.src_conn && k.peer == peer);
+                let mut reply = c;
+                reply.src_conn = id;
+                if ok {
+                    if let Some((conn, mut ctx)) = self.split(id) {
+                        conn.fail_all(&mut ctx);
+                    }
+                    self.release(id);
+                    self.events.push_back(Event::Disconnected(id));
+                }
+                // Always confirm, so a retried DISCONNECT for a freed connection terminates.
+                self.cm_out.push_back(CmOut {
+                    opcode: wire::opcode::MR_DISCONNECT_ACK,
+                    peer,
+                    plane,
+                    dest_qp: c.src_conn,
+                    cmh: reply,
+                });
+            }
+            MrPacket::DisconnectAck(_) => {
+                let id = f.bth.dest_qp;
+                if matches!(self.connection(id).map(|c| c.state), Some(ConnState::Closing { .. })) {
+                    self.release(id);
+                    self.events.push_back(Event::Disconnected(id));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Endpoint {
+    fn cm_addrs(&self, peer: &NicAddr, plane: u8) -> wire::FrameAddrs {
+        let p = plane as usize % MAX_PLANES;
+        wire::FrameAddrs {
+            dst_mac: peer.mac,
+            src_mac: self.cfg.addr.mac,
+            src_ip: self.cfg.addr.ips[p],
+            dst_ip: peer.ips[p],
+            // Connection management uses a fixed source port: it needs no spraying.
+            src_port: 0xC000,
+            dscp: 48,
+            ecn: wire::ecn::ECT0,
+            ttl: 64,
+        }
+    }
+
+    fn encode_ctrl(&mut self, ctrl: Ctrl, buf: &mut [u8]) -> Option<Transmit> {
+        let (conn, plane, sport, pkt) = match ctrl {
+            Ctrl::Ack { conn, plane, sport, akh } => (conn, plane, sport, MrPacket::Ack(akh)),
+            Ctrl::Nak { conn, plane, nkh } => (conn, plane, 0xC000, MrPacket::Nak(nkh)),
+        };
+        let c = self.connection(conn)?;
+        let addrs = wire::FrameAddrs { src_port: sport, ..self.cm_addrs(&c.peer, plane) };
+        let bth = wire::Bth::new(0, c.peer_conn, 0);
+        match wire::encode_mroce(buf, &addrs, &bth, &pkt) {
+            Ok(len) => {
+                if matches!(pkt, MrPacket::Ack(_)) {
+                    self.counters.tx_acks += 1;
+                }
+                Some(Transmit { len, plane })
+            }
+            Err(_) => {
+                self.counters.tx_encode_errors += 1;
+                None
+            }
+        }
+    }
+
+    fn decode_error(&mut self, e: WireError) {
+        self.counters.bad_frames += 1;
+        match e {
+            WireError::BadIcrc { .. } => self.counters.bad_icrc += 1,
+            WireError::Truncated { .. } => self.counters.truncated += 1,
+            WireError::UnknownOpcode(_) => self.counters.unknown_opcode += 1,
+            _ => self.counters.malformed += 1,
+        }
+    }
+}
+
+impl Transport for Endpoint {
+    fn name(&self) -> &'static str {
+        "mroce"
+    }
+
+    fn addr(&self) -> &NicAddr {
+        &self.cfg.addr
+    }
+
+    fn memory(&self) -> &Memory {
+        &self.mem
+    }
+
+    fn memory_mut(&mut self) -> &mut Memory {
+        &mut self.mem
+    }
+
+    fn add_peer(&mut self, peer: NicAddr) {
+        if !self.peers.contains(&peer) {
+            self.peers.push(peer);
+        }
+    }
+
+    fn connect(&mut self, now: Nanos, peer: NicAddr) -> Result<ConnId, VerbError> {
+        self.add_peer(peer);
+        let id = self.alloc_id().ok_or(VerbError::TableFull)?;
+        let nonce = self.rng.next_u64();
+        let isn = self.rng.next_u32();
+        let planes = self.cfg.addr.planes.min(peer.planes).max(1);
+        let state = ConnState::Connecting { nonce, tries: 1, retry_at: now + CM_RETRY_NS };
+        let conn = Connection::new(id, peer, self.cfg.paths, planes, self.cfg.mtu, isn, state, nonce, &mut self.rng, now);
+        let out = CmOut { opcode: wire::opcode::MR_CONNECT, peer, plane: 0, dest_qp: 0, cmh: self.cmh(&conn, 0) };
+        self.conns[id as usize - 1] = Some(conn);
+        self.cm_out.push_back(out);
+        self.schedule(id, now);
+        Ok(id)
+    }
+
+    fn disconnect(&mut self, now: Nanos, conn: ConnId) -> Result<(), VerbError> {
+        let Some((c, mut ctx)) = self.split(conn) else {
+            return Err(VerbError::UnknownConnection(conn));
+        };
+        c.fail_all(&mut ctx);
+        c.state = ConnState::Closing { tries: 1, retry_at: now + CM_RETRY_NS };
+        let c = self.connection(conn).ok_or(VerbError::UnknownConnection(conn))?;
+        let out = self.cm_reply(c, wire::opcode::MR_DISCONNECT, 0, 0);
+        self.cm_out.push_back(out);
+        self.schedule(conn, now);
+        Ok(())
+    }
+
+    fn post_write(&mut self, conn: ConnId, stream: u16, local: LocalBuf, remote: RemoteBuf, wr_id: u64) -> Result<(), VerbError> {
+        self.post(conn, stream, local, Some(remote), wr_id)
+    }
+
+    fn post_send(&mut self, conn: ConnId, stream: u16, local: LocalBuf, wr_id: u64) -> Result<(), VerbError> {
+        self.post(conn, stream, local, None, wr_id)
+    }
+
+    fn post_recv(&mut self, conn: ConnId, stream: u16, local: LocalBuf, wr_id: u64) -> Result<(), VerbError> {
+        self.mem.check_local(local.key, local.offset, u64::from(local.len))?;
+        let c = self.connection_mut(conn).ok_or(VerbError::UnknownConnection(conn))?;
+        if stream >= c.streams_max {
+            return Err(VerbError::BadStream(stream));
+        }
+        c.post_recv(stream, local, wr_id);
+        Ok(())
+    }
+
+    fn handle_frame(&mut self, now: Nanos, plane: u8, frame: &[u8]) {
+        self.counters.rx_frames += 1;
+        let (f, pkt) = match wire::decode_mroce_frame(frame) {
+            Ok(x) => x,
+            Err(e) => return self.decode_error(e),
+        };
+        let id = f.bth.dest_qp;
+        match pkt {
+            MrPacket::Connect(_) | MrPacket::ConnectAck(_) | MrPacket::Disconnect(_) | MrPacket::DisconnectAck(_) => {
+                self.on_cm(now, plane, &f, pkt);
+                self.schedule(id, now);
+                return;
+            }
+            _ => {}
+        }
+        let known = self
+            .connection(id)
+            .is_some_and(|c| c.state == ConnState::Established && c.peer.plane_of(f.addrs.src_ip).is_some());
+        if !known {
+            self.counters.unknown_connection += 1;
+            return;
+        }
+        match pkt {
+            MrPacket::Ack(a) => {
+                if let Some((c, mut ctx)) = self.split(id) {
+                    c.on_ack(now, &a, &mut ctx);
+                }
+                self.counters.rx_acks += 1;
+            }
+            MrPacket::Nak(k) => {
+                self.counters.naks_received += 1;
+                if let Some((c, mut ctx)) = self.split(id) {
+                    c.on_nak(&k, &mut ctx);
+                }
+            }
+            _ => {
+                self.counters.rx_data += 1;
+                self.refresh_hint(now);
+                let hint = self.hint_mbps;
+                let ce = f.addrs.ecn == wire::ecn::CE;
+                if let Some((c, mut ctx)) = self.split(id) {
+                    c.on_data(now, plane, f.addrs.src_port, ce, f.bth.ack_req, &pkt, hint, &mut ctx);
+                }
+            }
+        }
+        self.schedule(id, now);
+        self.wake(id);
+    }
+
+    fn poll_transmit(&mut self, now: Nanos, buf: &mut [u8]) -> Option<Transmit> {
+        if let Some(cm) = self.cm_out.pop_front() {
+            let addrs = self.cm_addrs(&cm.peer, cm.plane);
+            let bth = wire::Bth::new(cm.opcode, cm.dest_qp, 0);
+            let pkt = match cm.opcode {
+                wire::opcode::MR_CONNECT => MrPacket::Connect(cm.cmh),
+                wire::opcode::MR_CONNECT_ACK => MrPacket::ConnectAck(cm.cmh),
+                wire::opcode::MR_DISCONNECT => MrPacket::Disconnect(cm.cmh),
+                _ => MrPacket::DisconnectAck(cm.cmh),
+            };
+            if let Ok(len) = wire::encode_mroce(buf, &addrs, &bth, &pkt) {
+                self.counters.tx_frames += 1;
+                return Some(Transmit { len, plane: cm.plane });
+            }
+            self.counters.tx_encode_errors += 1;
+        }
+        while let Some(ctrl) = self.ctrl.pop_front() {
+            if let Some(t) = self.encode_ctrl(ctrl, buf) {
+                self.counters.tx_frames += 1;
+                return Some(t);
+            }
+        }
+        let local = self.cfg.addr;
+        for _ in 0..self.ready.len() {
+            let Some(id) = self.ready.pop_front() else { break };
+            let Some((c, mut ctx)) = self.split(id) else { continue };
+            match c.poll_transmit(now, &local, buf, &mut ctx) {
+                Some((len, plane)) => {
+                    // Round robin: the connection goes to the back of the line.
+                    self.ready.push_back(id);
+                    self.counters.tx_frames += 1;
+                    self.schedule(id, now);
+                    return Some(Transmit { len, plane });
+                }
+                None => {
+                    // Nothing sendable now: it re-enters the ready list on ACK, post or timer.
+                    c.in_ready = false;
+                    self.schedule(id, now);
+                }
+            }
+        }
+        None
+    }
+
+    fn poll_timeout(&self) -> Option<Nanos> {
+        self.timers.peek().map(|Reverse((t, _))| *t)
+    }
+
+    fn handle_timeout(&mut self, now: Nanos) {
+        // Take every due entry first: running a connection's timers may schedule it again.
+        let mut due = Vec::new();
+        while let Some(&Reverse((t, id))) = self.timers.peek() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            due.push((t, id));
+        }
+        for (t, id) in due {
+            let Some(c) = self.connection_mut(id) else { continue };
+            if c.scheduled != Some(t) {
+                continue; // stale entry: the connection rescheduled
+            }
+            c.scheduled = None;
+            self.refresh_hint(now);
+            let hint = self.hint_mbps;
+            self.run_conn_timers(now, id, hint);
+            self.schedule(id, now);
+        }
+    }
+
+    fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        self.counters.pairs()
+    }
+}
+
+impl Endpoint {
+    fn post(&mut self, conn: ConnId, stream: u16, local: LocalBuf, remote: Option<RemoteBuf>, wr_id: u64) -> Result<(), VerbError> {
+        self.mem.check_local(local.key, local.offset, u64::from(local.len))?;
+        let c = self.connection_mut(conn).ok_or(VerbError::UnknownConnection(conn))?;
+        if c.state != ConnState::Established {
+            return Err(VerbError::NotConnected(conn));
+        }
+        if stream >= c.streams_max {
+            return Err(VerbError::BadStream(stream));
+        }
+        c.post(stream, local, remote, wr_id);
+        if !c.in_ready {
+            c.in_ready = true;
+            self.ready.push_back(conn);
+        }
+        Ok(())
+    }
+
+    fn run_conn_timers(&mut self, now: Nanos, id: ConnId, hint: u32) {
+        let Some(c) = self.connection_mut(id) else { return };
+        match c.state {
+            ConnState::Connecting { nonce, tries, retry_at } if retry_at <= now => {
+                if tries >= CM_TRIES {
+                    self.release(id);
+                    self.events.push_back(Event::ConnectFailed(id));
+                    return;
+                }
+                c.state = ConnState::Connecting { nonce, tries: tries + 1, retry_at: now + CM_RETRY_NS };
+                let c = self.connection(id).map(|c| CmOut {
+                    opcode: wire::opcode::MR_CONNECT,
+                    peer: c.peer,
+                    plane: 0,
+                    dest_qp: 0,
+                    cmh: self.cmh(c, 0),
+                });
+                self.cm_out.extend(c);
+                return;
+            }
+            ConnState::Closing { tries, retry_at } if retry_at <= now => {
+                if tries >= CM_TRIES {
+                    self.release(id);
+                    self.events.push_back(Event::Disconnected(id));
+                    return;
+                }
+                c.state = ConnState::Closing { tries: tries + 1, retry_at: now + CM_RETRY_NS };
+                let out = self.connection(id).map(|c| self.cm_reply(c, wire::opcode::MR_DISCONNECT, 0, 0));
+                self.cm_out.extend(out);
+                return;
+            }
+            ConnState::Established => {}
+            _ => return,
+        }
+        let timeout = self.cfg.peer_timeout_ns;
+        let Some((c, mut ctx)) = self.split(id) else { return };
+        let wake = c.on_timeout(now, hint, &mut ctx);
+        if c.pending_messages() > 0 && now.saturating_sub(c.last_progress()) > timeout {
+            // The peer is gone: fail everything and tear the connection down.
+            ctx.counters.peer_timeouts += 1;
+            c.fail_all(&mut ctx);
+            self.release(id);
+            self.events.push_back(Event::Disconnected(id));
+            return;
+        }
+        if wake {
+            self.wake(id);
+        }
+    }
+}
