@@ -22,6 +22,8 @@ use crate::{seq, Counters, Rng};
 
 /// Messages a receiver tracks ahead of the next one to complete, per stream.
 pub const MAX_MSGS_AHEAD: u32 = 1 << 16;
+/// Failed messages a receiver remembers, to NAK their retransmissions again.
+pub const FAILED_MEMORY: usize = 64;
 
 /// State of a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,6 +169,7 @@ pub struct Connection {
     ack_plane: [u8; PATHS],
     ack_sport: [u16; PATHS],
     ack_ts: [u32; PATHS],
+    failed: VecDeque<(u16, u32, u8)>,
     pub(crate) last_rx_data: Nanos,
     pub(crate) rate_hint_mbps: u32,
     pub(crate) in_ready: bool,
@@ -247,6 +250,7 @@ impl Connection {
             ack_plane: [0; PATHS],
             ack_sport: [0; PATHS],
             ack_ts: [0; PATHS],
+            failed: VecDeque::new(),
             last_rx_data: 0,
             rate_hint_mbps: 0,
             in_ready: false,
@@ -762,17 +766,22 @@ impl Connection {
             None => Placement::Nothing,
             Some((sdh, rph, payload)) => self.check_placement(sdh, rph, payload.len(), ctx),
         };
-        let commit = !matches!(action, Placement::Refuse);
+        // Refused and NAKed packets are not recorded: the sender keeps retransmitting until
+        // a receive is posted, or until one of the (repeated) NAKs reaches it.
+        let commit = !matches!(action, Placement::Refuse | Placement::Nak(_));
         let r = self.rt.packet(&RxPacket { path: mrh.path, psn: mrh.psn, floor: mrh.floor, ce, ack_req, commit });
         match r.verdict {
             RxVerdict::New => {
                 if let Some((sdh, rph, payload)) = data {
-                    self.place(action, sdh, rph, payload, plane, ctx);
+                    self.place(action, sdh, rph, payload, ctx);
                 }
             }
             RxVerdict::Duplicate => ctx.counters.duplicate_psn += 1,
             RxVerdict::OutOfWindow => ctx.counters.out_of_window += 1,
-            RxVerdict::Refused => ctx.counters.rnr_drops += 1,
+            RxVerdict::Refused => match (action, data) {
+                (Placement::Nak(syn), Some((sdh, _, _))) => self.nak(syn, sdh, plane, ctx),
+                _ => ctx.counters.rnr_drops += 1,
+            },
         }
         let pi = mrh.path as usize;
         self.ack_plane[pi] = plane;
@@ -814,8 +823,9 @@ impl Connection {
             return Placement::Drop;
         }
         let mtu = u32::from(self.mtu);
-        let streams_max = self.streams_max;
-        let _ = streams_max;
+        if let Some(&(_, _, syn)) = self.failed.iter().find(|f| f.0 == sdh.stream && f.1 == sdh.msg_seq) {
+            return Placement::Nak(syn);
+        }
         let st = self.stream_rx(sdh.stream);
         let ahead = sdh.msg_seq.wrapping_sub(st.next_seq);
         if seq::is_negative(ahead) {
@@ -831,7 +841,7 @@ impl Connection {
         }
         let ahead = ahead as usize;
         if let Some(Some(m)) = st.msgs.get(ahead) {
-            if m.status.is_some() || bit_test(&m.got, sdh.offset / mtu) {
+            if bit_test(&m.got, sdh.offset / mtu) {
                 return Placement::Duplicate;
             }
             if m.len != sdh.msg_len || m.write != rph.is_some() {
@@ -861,35 +871,19 @@ impl Connection {
         }
     }
 
-    fn place(&mut self, action: Placement, sdh: &Sdh, rph: Option<&Rph>, payload: &[u8], plane: u8, ctx: &mut Ctx<'_>) {
+    fn place(&mut self, action: Placement, sdh: &Sdh, rph: Option<&Rph>, payload: &[u8], ctx: &mut Ctx<'_>) {
         let mtu = u32::from(self.mtu);
-        let id = self.id;
-        let st = self.stream_rx(sdh.stream);
+                let st = self.stream_rx(sdh.stream);
         let ahead = sdh.msg_seq.wrapping_sub(st.next_seq) as usize;
         match action {
-            Placement::Nothing | Placement::Refuse => return,
+            Placement::Write | Placement::Recv(_) => {}
             Placement::Duplicate => {
                 ctx.counters.duplicate_chunks += 1;
                 return;
             }
-            Placement::Drop => return,
-            _ => {}
+            _ => return,
         }
-        if st.msgs.len() <= ahead {
-            st.msgs.resize_with(ahead + 1, || None);
-        }
-        let slot = &mut st.msgs[ahead];
-        let m = slot.get_or_insert_with(|| {
-            let nchunks = sdh.msg_len.div_ceil(mtu).max(1);
-            RxMsg {
-                write: rph.is_some(),
-                len: sdh.msg_len,
-                nchunks,
-                got: vec![0; (nchunks as usize).div_ceil(64)],
-                got_count: 0,
-                status: None,
-            }
-        });
+        let m = Self::rx_msg(st, ahead, sdh, rph.is_some(), mtu);
         match action {
             Placement::Write => {
                 if let Some(r) = rph {
@@ -908,23 +902,57 @@ impl Connection {
                     }
                 }
             }
-            Placement::Nak(syn) => {
-                if m.status.is_none() {
-                    m.status = Some(if syn == wire::nak::REMOTE_ACCESS { Status::RemoteAccessError } else { Status::RemoteInvalid });
-                    ctx.counters.naks_sent += 1;
-                    ctx.ctrl.push_back(Ctrl::Nak {
-                        conn: id,
-                        plane,
-                        nkh: Nkh { syndrome: syn, stream: sdh.stream, msg_seq: sdh.msg_seq, offset: sdh.offset },
-                    });
-                }
-                return;
-            }
             _ => return,
         }
         bit_set(&mut m.got, sdh.offset / mtu);
         m.got_count += 1;
         ctx.counters.bytes_placed += payload.len() as u64;
+    }
+
+    fn rx_msg<'m>(st: &'m mut StreamRx, ahead: usize, sdh: &Sdh, write: bool, mtu: u32) -> &'m mut RxMsg {
+        if st.msgs.len() <= ahead {
+            st.msgs.resize_with(ahead + 1, || None);
+        }
+        st.msgs[ahead].get_or_insert_with(|| {
+            let nchunks = sdh.msg_len.div_ceil(mtu).max(1);
+            RxMsg {
+                write,
+                len: sdh.msg_len,
+                nchunks,
+                got: vec![0; (nchunks as usize).div_ceil(64)],
+                got_count: 0,
+                status: None,
+            }
+        })
+    }
+
+    /// Fail a message at the receiver and (re)send its NAK. The failure is remembered so a
+    /// retransmission after a lost NAK is NAKed again rather than acknowledged.
+    fn nak(&mut self, syn: u8, sdh: &Sdh, plane: u8, ctx: &mut Ctx<'_>) {
+        let mtu = u32::from(self.mtu);
+        let id = self.id;
+        if !self.failed.iter().any(|f| f.0 == sdh.stream && f.1 == sdh.msg_seq) {
+            if self.failed.len() >= FAILED_MEMORY {
+                self.failed.pop_front();
+            }
+            self.failed.push_back((sdh.stream, sdh.msg_seq, syn));
+            let st = self.stream_rx(sdh.stream);
+            let ahead = sdh.msg_seq.wrapping_sub(st.next_seq);
+            if !seq::is_negative(ahead) && ahead < MAX_MSGS_AHEAD {
+                let m = Self::rx_msg(st, ahead as usize, sdh, false, mtu);
+                m.status = Some(if syn == wire::nak::REMOTE_ACCESS {
+                    Status::RemoteAccessError
+                } else {
+                    Status::RemoteInvalid
+                });
+            }
+        }
+        ctx.counters.naks_sent += 1;
+        ctx.ctrl.push_back(Ctrl::Nak {
+            conn: id,
+            plane,
+            nkh: Nkh { syndrome: syn, stream: sdh.stream, msg_seq: sdh.msg_seq, offset: sdh.offset },
+        });
     }
 
     /// Emit receiver completions in stream order.

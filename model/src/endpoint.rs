@@ -38,6 +38,8 @@ pub struct EndpointConfig {
     pub peer_timeout_ns: Nanos,
     /// Window over which a connection counts as an active sender for the rate hint.
     pub hint_window_ns: Nanos,
+    /// Use this initial PSN instead of a random one (tests and conformance cases).
+    pub fixed_isn: Option<u32>,
 }
 
 impl Default for EndpointConfig {
@@ -51,6 +53,7 @@ impl Default for EndpointConfig {
             max_connections: 4096,
             peer_timeout_ns: 100_000_000,
             hint_window_ns: 20_000,
+            fixed_isn: None,
         }
     }
 }
@@ -267,7 +270,7 @@ impl Endpoint {
                 let paths = c.paths.min(self.cfg.paths).clamp(1, PATHS as u8);
                 let planes = c.planes.min(self.cfg.addr.planes).min(peer.planes).max(1);
                 let mtu = c.mtu.min(self.cfg.mtu);
-                let isn = self.rng.next_u32();
+                let isn = self.cfg.fixed_isn.unwrap_or_else(|| self.rng.next_u32());
                 let mut conn =
                     Connection::new(id, peer, paths, planes, mtu, isn, ConnState::Established, c.nonce, &mut self.rng, now);
                 conn.peer_conn = c.src_conn;
@@ -415,7 +418,7 @@ impl Transport for Endpoint {
         self.add_peer(peer);
         let id = self.alloc_id().ok_or(VerbError::TableFull)?;
         let nonce = self.rng.next_u64();
-        let isn = self.rng.next_u32();
+        let isn = self.cfg.fixed_isn.unwrap_or_else(|| self.rng.next_u32());
         let planes = self.cfg.addr.planes.min(peer.planes).max(1);
         let state = ConnState::Connecting { nonce, tries: 1, retry_at: now + CM_RETRY_NS };
         let conn = Connection::new(id, peer, self.cfg.paths, planes, self.cfg.mtu, isn, state, nonce, &mut self.rng, now);
