@@ -1,0 +1,202 @@
+//! Property tests (arbitrary + arbtest): wire round trip, decoding never panics, and the
+//! invariants of the hardware-mapped components under arbitrary transaction streams.
+
+use arbitrary::{Result, Unstructured};
+use mroce_model::params::{PATHS, SACK_BITS};
+use mroce_model::rx_tracker::{RxPacket, RxTracker, RxVerdict};
+use mroce_model::tx_scoreboard::TxScoreboard;
+use mroce_model::wire::{self, *};
+
+fn addrs(u: &mut Unstructured) -> Result<FrameAddrs> {
+    Ok(FrameAddrs {
+        dst_mac: u.arbitrary()?,
+        src_mac: u.arbitrary()?,
+        src_ip: u.arbitrary()?,
+        dst_ip: u.arbitrary()?,
+        src_port: u.arbitrary()?,
+        dscp: u.int_in_range(0..=63)?,
+        ecn: u.int_in_range(0..=3)?,
+        ttl: u.arbitrary()?,
+    })
+}
+
+fn mrh(u: &mut Unstructured) -> Result<Mrh> {
+    Ok(Mrh { flags: u.int_in_range(0..=15)?, path: u.arbitrary()?, plane: u.arbitrary()?, psn: u.arbitrary()?, floor: u.arbitrary()?, ts: u.arbitrary()? })
+}
+
+fn cmh(u: &mut Unstructured) -> Result<Cmh> {
+    Ok(Cmh {
+        src_conn: u.int_in_range(0..=0xFF_FFFF)?,
+        isn: u.arbitrary()?,
+        paths: u.arbitrary()?,
+        planes: u.arbitrary()?,
+        mtu: u.arbitrary()?,
+        streams: u.arbitrary()?,
+        reason: u.arbitrary()?,
+        rx_capacity_mbps: u.arbitrary()?,
+        nonce: u.arbitrary()?,
+    })
+}
+
+#[test]
+fn roundtrip_every_packet_type() {
+    arbtest::arbtest(|u| {
+        let payload_len = u.int_in_range(1..=600usize)?;
+        let payload: Vec<u8> = (0..payload_len).map(|_| u.arbitrary()).collect::<Result<_>>()?;
+        let offset: u32 = u.int_in_range(0..=1 << 20)?;
+        let sdh = Sdh { stream: u.arbitrary()?, msg_seq: u.arbitrary()?, offset, msg_len: offset + payload_len as u32 + u.int_in_range(0..=5000)? };
+        let pkt = match u.int_in_range(0..=8)? {
+            0 => MrPacket::Write { mrh: mrh(u)?, sdh, rph: Rph { va: u.arbitrary()?, rkey: u.arbitrary()? }, payload: &payload },
+            1 => MrPacket::Send { mrh: mrh(u)?, sdh, payload: &payload },
+            2 => MrPacket::Probe { mrh: mrh(u)? },
+            3 => MrPacket::Ack(Akh {
+                path: u.arbitrary()?,
+                flags: u.arbitrary()?,
+                ecn_count: u.arbitrary()?,
+                pkt_count: u.arbitrary()?,
+                base: u.arbitrary()?,
+                cum: u.arbitrary()?,
+                ts_echo: u.arbitrary()?,
+                rate_hint_mbps: u.arbitrary()?,
+                sack: u.arbitrary()?,
+            }),
+            4 => MrPacket::Nak(Nkh { syndrome: u.arbitrary()?, stream: u.arbitrary()?, msg_seq: u.arbitrary()?, offset: u.arbitrary()? }),
+            5 => MrPacket::Connect(cmh(u)?),
+            6 => MrPacket::ConnectAck(cmh(u)?),
+            7 => MrPacket::Disconnect(cmh(u)?),
+            _ => MrPacket::DisconnectAck(cmh(u)?),
+        };
+        let a = addrs(u)?;
+        let mut bth = Bth::new(0, u.int_in_range(0..=0xFF_FFFF)?, u.arbitrary()?);
+        bth.ack_req = u.arbitrary()?;
+        bth.se = u.arbitrary()?;
+        let mut buf = vec![0u8; 2048];
+        let n = encode_mroce(&mut buf, &a, &bth, &pkt).expect("encodes");
+        let (f, p) = decode_mroce_frame(&buf[..n]).expect("decodes");
+        assert_eq!(p, pkt);
+        assert_eq!(f.addrs, a);
+        assert_eq!(f.bth.dest_qp, bth.dest_qp);
+        assert_eq!(f.bth.ack_req, bth.ack_req);
+        Ok(())
+    })
+    .budget_ms(1500);
+}
+
+#[test]
+fn decode_of_arbitrary_bytes_never_panics() {
+    arbtest::arbtest(|u| {
+        let bytes: Vec<u8> = u.arbitrary()?;
+        let _ = decode_mroce_frame(&bytes);
+        let _ = decode_mroce(u.arbitrary()?, &bytes);
+        Ok(())
+    })
+    .budget_ms(1500);
+}
+
+#[test]
+fn decode_of_mutated_frames_never_panics_and_never_accepts_a_changed_payload() {
+    arbtest::arbtest(|u| {
+        let payload: Vec<u8> = (0..u.int_in_range(1..=200usize)?).map(|_| u.arbitrary()).collect::<Result<_>>()?;
+        let sdh = Sdh { stream: 1, msg_seq: 2, offset: 0, msg_len: payload.len() as u32 };
+        let pkt = MrPacket::Send { mrh: mrh(u)?, sdh, payload: &payload };
+        let mut buf = vec![0u8; 512];
+        let n = encode_mroce(&mut buf, &addrs(u)?, &Bth::new(0, 5, 1), &pkt).unwrap();
+        let mut f = buf[..n].to_vec();
+        let pos = u.int_in_range(wire::BTH_OFFSET + 12..=n - 5)?;
+        f[pos] ^= u.int_in_range(1..=255u8)?;
+        assert!(decode_mroce_frame(&f).is_err(), "a flipped transport byte must fail the ICRC");
+        let cut = u.int_in_range(0..=n)?;
+        let _ = decode_mroce_frame(&f[..cut]);
+        Ok(())
+    })
+    .budget_ms(1000);
+}
+
+/// Under arbitrary (possibly forged) ACK words and RTOs, the scoreboard frees or loses each
+/// sent PSN at most once, and every sent PSN is eventually freed or lost.
+#[test]
+fn scoreboard_never_frees_twice_never_loses() {
+    arbtest::arbtest(|u| {
+        let isn: u32 = u.arbitrary()?;
+        let mut s = TxScoreboard::new(isn);
+        let mut sent: std::collections::HashMap<(u8, u32), u8> = Default::default();
+        for _ in 0..u.int_in_range(1..=400)? {
+            let path = u.int_in_range(0..=3u8)?;
+            match u.int_in_range(0..=3)? {
+                0 | 1 => {
+                    if let Some(psn) = s.send(path, 0, 1000) {
+                        assert!(sent.insert((path, psn), 0).is_none(), "PSN reused");
+                    }
+                }
+                2 => {
+                    let st = *s.path(path);
+                    let k: u32 = u.int_in_range(0..=9)?;
+                    let wp = st.una.wrapping_add(32 * k).wrapping_sub(32);
+                    let r = s.ack_word(path, wp, u.arbitrary()?, st.una.wrapping_add(u.int_in_range(0..=300)?), 0, 1000);
+                    for b in 0..32 {
+                        if (r.freed | r.lost) >> b & 1 == 1 {
+                            let e = sent.get_mut(&(path, r.word_psn.wrapping_add(b))).expect("freed a PSN never sent");
+                            *e += 1;
+                            assert_eq!(*e, 1, "freed or lost twice");
+                        }
+                    }
+                }
+                _ => {
+                    for _ in 0..8 {
+                        let r = s.expire_head(path);
+                        for b in 0..32 {
+                            if r.lost >> b & 1 == 1 {
+                                let e = sent.get_mut(&(path, r.word_psn.wrapping_add(b))).expect("lost a PSN never sent");
+                                *e += 1;
+                                assert_eq!(*e, 1);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for p in 0..4u8 {
+            for _ in 0..8 {
+                let r = s.expire_head(p);
+                for b in 0..32 {
+                    if r.lost >> b & 1 == 1 {
+                        *sent.get_mut(&(p, r.word_psn.wrapping_add(b))).unwrap() += 1;
+                    }
+                }
+            }
+        }
+        assert!(sent.values().all(|&v| v == 1), "every sent PSN resolved exactly once");
+        Ok(())
+    })
+    .budget_ms(1500);
+}
+
+/// The tracker reports New at most once per PSN and never for a PSN outside the window.
+#[test]
+fn tracker_new_at_most_once() {
+    arbtest::arbtest(|u| {
+        let isn: u32 = u.arbitrary()?;
+        let mut t = RxTracker::new(isn);
+        let mut seen = std::collections::HashSet::new();
+        let mut floor = [isn; PATHS];
+        for _ in 0..u.int_in_range(1..=500)? {
+            let path = u.int_in_range(0..=2u8)?;
+            let psn = isn.wrapping_add(u.int_in_range(0..=600u32)?);
+            if u.ratio(1, 10)? {
+                floor[path as usize] = floor[path as usize].wrapping_add(32).min(psn);
+            }
+            let base = t.path(path).base;
+            let r = t.packet(&RxPacket { path, psn, floor: floor[path as usize], ce: u.arbitrary()?, ack_req: u.arbitrary()?, commit: u.ratio(9, 10)? });
+            if r.verdict == RxVerdict::New {
+                assert!(seen.insert((path, psn)), "New twice");
+                assert!((psn.wrapping_sub(base) as usize) < SACK_BITS);
+            }
+            if let Some(a) = r.ack {
+                assert_eq!(a.pkt_count > 0, true);
+                assert_eq!(t.pending(path), 0);
+            }
+        }
+        Ok(())
+    })
+    .budget_ms(1500);
+}
