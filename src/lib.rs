@@ -1,1 +1,14 @@
+//! mroce drivers and CLI support: everything that runs the sans-IO model
+//! (`mroce_model`) against a clock and a wire.
+//!
+//! - [`pipe`]: in-memory lossy multipath link harness (discrete-event simulation);
+//! - [`pcap`]: classic pcap writer shared by the drivers;
+//! - [`transports`]: the single factory that builds a transport by kind;
+//! - [`rng`]: deterministic generators; [`size`]: byte-size arguments.
+#![warn(missing_docs)]
 
+pub mod pcap;
+pub mod pipe;
+pub mod rng;
+pub mod size;
+pub mod transports;

@@ -1,1 +1,196 @@
-fn main() {}
+//! `mroce` command line: one clap subcommand per driver.
+//!
+//! Exit codes: 0 when a run produced its report (even an incomplete transfer, unless
+//! `--strict`), 1 for `--strict` runs whose integrity is not "ok", 2 for usage errors and
+//! for runs that could not be carried out (bad parameter, transport unavailable, I/O).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use mroce::pipe::{self, PipeConfig, StreamMapping};
+use mroce::size::parse_size;
+use mroce::transports::TransportKind;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "mroce",
+    version,
+    about = "mroce: a MetaRoCE-style RDMA transport for lossy multi-plane Ethernet"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+// Later drivers slot in here as further variants: Sim, Hdl, Cosim, Udp, Conformance, Synth.
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// In-memory lossy multipath link harness: two NICs, parallel lanes, impairments.
+    Pipe(PipeArgs),
+}
+
+fn size_arg(s: &str) -> Result<u64, String> {
+    parse_size(s).map_err(|e| e.to_string())
+}
+
+fn prob_arg(s: &str) -> Result<f64, String> {
+    let p: f64 = s.trim().parse().map_err(|_| format!("{s:?} is not a number"))?;
+    if (0.0..=1.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(format!("{p} is not a probability in [0, 1]"))
+    }
+}
+
+fn nonneg_arg(s: &str) -> Result<f64, String> {
+    let x: f64 = s.trim().parse().map_err(|_| format!("{s:?} is not a number"))?;
+    if x.is_finite() && x >= 0.0 {
+        Ok(x)
+    } else {
+        Err(format!("{x} must be a finite non-negative number"))
+    }
+}
+
+fn pos_arg(s: &str) -> Result<f64, String> {
+    let x = nonneg_arg(s)?;
+    if x > 0.0 {
+        Ok(x)
+    } else {
+        Err("must be positive".into())
+    }
+}
+
+#[derive(Args, Debug)]
+struct PipeArgs {
+    /// Transport under test.
+    #[arg(long, value_enum, default_value_t = TransportKind::Mroce)]
+    transport: TransportKind,
+    /// Paths per connection (also the default lane count).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
+    paths: u16,
+    /// Parallel links per plane [default: ceil(paths / planes)].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    lanes: Option<u16>,
+    /// NIC ports / network planes.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=8))]
+    planes: u8,
+    /// Random loss probability per frame (both directions).
+    #[arg(long, default_value_t = 0.0, value_parser = prob_arg)]
+    loss: f64,
+    /// Probability that a frame gets extra delay in [0, --reorder-delay-us].
+    #[arg(long, default_value_t = 0.0, value_parser = prob_arg)]
+    reorder: f64,
+    /// Maximum extra delay of a reordered frame, µs.
+    #[arg(long, default_value_t = 4.0, value_parser = nonneg_arg)]
+    reorder_delay_us: f64,
+    /// Duplication probability per frame.
+    #[arg(long, default_value_t = 0.0, value_parser = prob_arg)]
+    dup: f64,
+    /// Probability that one byte of a frame is corrupted.
+    #[arg(long, default_value_t = 0.0, value_parser = prob_arg)]
+    corrupt: f64,
+    /// Payload to move (e.g. 4096, 64MiB, 1GiB, 1.5MB).
+    #[arg(long, default_value = "64MiB", value_parser = size_arg)]
+    bytes: u64,
+    /// Bytes per WRITE message.
+    #[arg(long, default_value = "1MiB", value_parser = size_arg)]
+    msg_size: u64,
+    /// Streams the messages are spread over (connections for transports without streams).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+    streams: u16,
+    /// One-way propagation delay per lane, µs.
+    #[arg(long, default_value_t = 2.0, value_parser = nonneg_arg)]
+    delay_us: f64,
+    /// Total NIC bandwidth, Gb/s (split across planes and lanes).
+    #[arg(long, default_value_t = 400.0, value_parser = pos_arg)]
+    gbps: f64,
+    /// Drop-tail limit of each lane queue.
+    #[arg(long, default_value = "256KiB", value_parser = size_arg)]
+    queue: u64,
+    /// ECN marking threshold of each lane queue.
+    #[arg(long, default_value = "64KiB", value_parser = size_arg)]
+    ecn_threshold: u64,
+    /// Simulated-time limit, seconds.
+    #[arg(long, default_value_t = 10.0, value_parser = pos_arg)]
+    time_limit_s: f64,
+    /// Seed of every random choice.
+    #[arg(long, default_value_t = 7)]
+    seed: u64,
+    /// Print exactly one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Write every transmitted frame to this pcap file (ns timestamps).
+    #[arg(long)]
+    pcap: Option<PathBuf>,
+    /// Exit with status 1 when integrity is not "ok".
+    #[arg(long)]
+    strict: bool,
+}
+
+impl PipeArgs {
+    fn config(&self) -> PipeConfig {
+        PipeConfig {
+            transport: self.transport,
+            paths: self.paths,
+            lanes: self.lanes,
+            planes: self.planes,
+            gbps: self.gbps,
+            delay_ns: (self.delay_us * 1000.0).round() as u64,
+            queue_limit: self.queue,
+            ecn_threshold: self.ecn_threshold,
+            loss: self.loss,
+            reorder: self.reorder,
+            reorder_delay_ns: (self.reorder_delay_us * 1000.0).round() as u64,
+            dup: self.dup,
+            corrupt: self.corrupt,
+            bytes: self.bytes,
+            msg_size: self.msg_size,
+            streams: self.streams,
+            stream_mapping: StreamMapping::Auto,
+            seed: self.seed,
+            time_limit_ns: (self.time_limit_s * 1e9).round() as u64,
+            pcap: self.pcap.clone(),
+        }
+    }
+}
+
+fn cmd_pipe(args: &PipeArgs) -> ExitCode {
+    let report = match pipe::run(&args.config()) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mroce pipe: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.json {
+        match serde_json::to_string(&report) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("mroce pipe: cannot serialise the report: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        print!("{}", report.summary());
+    }
+    if args.strict && report.integrity != "ok" {
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // --help / --version print to stdout and succeed; real usage errors exit 2.
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match &cli.command {
+        Command::Pipe(a) => cmd_pipe(a),
+    }
+}
