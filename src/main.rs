@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use mroce::pipe::{self, PipeConfig, StreamMapping};
+use mroce::pipe::{self, EcmpMode, PipeConfig, StreamMapping};
 use mroce::size::parse_size;
 use mroce::transports::TransportKind;
 
@@ -126,6 +126,9 @@ struct PipeArgs {
     /// Exit with status 1 when integrity is not "ok".
     #[arg(long)]
     strict: bool,
+    /// Lane choice: UDP source port modulo lanes, or a CRC-32 5-tuple hash like a switch.
+    #[arg(long, value_enum, default_value_t = EcmpMode::PortMod)]
+    ecmp: EcmpMode,
 }
 
 impl PipeArgs {
@@ -151,6 +154,7 @@ impl PipeArgs {
             seed: self.seed,
             time_limit_ns: (self.time_limit_s * 1e9).round() as u64,
             pcap: self.pcap.clone(),
+            ecmp: self.ecmp,
         }
     }
 }

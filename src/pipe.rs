@@ -16,7 +16,8 @@
 //!   no port holds more than [`NIC_PORT_QUEUE`] frames waiting, since the transport, not the
 //!   driver, picks the plane). A frame reaches its lane when its last bit leaves the port
 //!   (store and forward).
-//! * **Lanes.** A frame goes to lane `ecmp_hash(frame) % lanes` of its plane.
+//! * **Lanes.** A frame goes to lane `src_port % lanes` of its plane by default
+//!   ([`EcmpMode::PortMod`]), or `ecmp_hash(frame) % lanes` with [`EcmpMode::Crc`].
 //!   [`ecmp_hash`] is CRC-32 (IEEE, as `crc32fast`) over the 13-byte 5-tuple key
 //!   `src_ip(4) ‖ dst_ip(4) ‖ src_port(2, BE) ‖ dst_port(2, BE) ‖ proto(1)`. Each lane and
 //!   direction has a FIFO output queue (occupancy counts the frame being serialised) with a
@@ -122,6 +123,21 @@ pub struct PipeConfig {
     pub time_limit_ns: u64,
     /// Write every transmitted frame to this pcap file.
     pub pcap: Option<PathBuf>,
+    /// How a frame picks its lane.
+    pub ecmp: EcmpMode,
+}
+
+/// The pipe's ECMP function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum EcmpMode {
+    /// Lane = UDP source port modulo lanes: a NIC that picks consecutive entropies gets one
+    /// path per lane (the pipe is a bundle of paths, not a fabric).
+    #[default]
+    PortMod,
+    /// Lane = CRC-32 of the 5-tuple modulo lanes, like a switch (collisions happen; the
+    /// fabric simulator models this properly).
+    Crc,
 }
 
 impl Default for PipeConfig {
@@ -147,6 +163,7 @@ impl Default for PipeConfig {
             seed: 7,
             time_limit_ns: 10_000_000_000,
             pcap: None,
+            ecmp: EcmpMode::PortMod,
         }
     }
 }
@@ -357,6 +374,16 @@ pub fn ecmp_hash(frame: &[u8]) -> u32 {
     key[8..12].copy_from_slice(&frame[E + wire::IPV4_LEN..E + wire::IPV4_LEN + 4]); // ports
     key[12] = frame[E + 9]; // protocol
     crc32fast::hash(&key)
+}
+
+/// UDP source port of a frame (0 when too short).
+#[inline]
+pub fn port_of(frame: &[u8]) -> u16 {
+    const P: usize = wire::ETH_LEN + wire::IPV4_LEN;
+    match frame.get(P..P + 2) {
+        Some(b) => u16::from_be_bytes([b[0], b[1]]),
+        None => 0,
+    }
 }
 
 /// True for opcodes that carry payload (RC SEND/WRITE, mroce SEND/WRITE).
@@ -880,7 +907,10 @@ impl<'c> Sim<'c> {
             if n == 0 && self.work.any_posted && self.work.first_data_ps.is_none() {
                 self.work.first_data_ps = Some(self.now_ps);
             }
-            let lane = ecmp_hash(frame) % self.lanes;
+            let lane = match self.cfg.ecmp {
+                EcmpMode::PortMod => u32::from(port_of(frame)) % self.lanes,
+                EcmpMode::Crc => ecmp_hash(frame) % self.lanes,
+            };
             let plane = u32::from(tx.plane);
             self.pool.link[id as usize] = (n as u32 * self.planes + plane) * self.lanes + lane;
             let port = &mut self.nics[n].ports[plane as usize];

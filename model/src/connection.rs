@@ -217,8 +217,11 @@ impl Connection {
         let paths = paths.clamp(1, PATHS as u8);
         let planes = planes.max(1);
         let mut sel = PathSelector::new(paths, planes);
+        // Consecutive entropies from a random base: distinct, and spread evenly by any
+        // modulo-based ECMP function. Re-rolls later are random.
+        let base = rng.next_u32() as u16 & !(PATHS as u16 - 1);
         for p in 0..paths {
-            sel.reroll(p, rng.next_u32() as u16);
+            sel.reroll(p, base.wrapping_add(u16::from(p)));
         }
         Connection {
             id,
@@ -597,7 +600,10 @@ impl Connection {
         if forged {
             ctx.counters.forged_ack_bits += 1;
         }
-        self.sel.credit(&Credit { path, acked, lost, ce: a.ecn_count > 0 });
+        if self.sel.credit(&Credit { path, acked, lost, ce: a.ecn_count > 0 }) {
+            self.sel.request_reroll(path, ctx.rng.next_u32() as u16);
+            ctx.counters.ecn_reroutes += 1;
+        }
         if a.ecn_count > 0 {
             ctx.counters.ecn_echoes += 1;
         }

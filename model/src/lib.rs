@@ -118,8 +118,10 @@ counters! {
     rtos,
     /// Probes sent (tail-loss and failed-path probes).
     probes_sent,
-    /// Path entropy re-rolls.
+    /// Path entropy re-rolls after an RTO.
     entropy_rerolls,
+    /// Paths moved to a new route because their ECN marking was far above the others'.
+    ecn_reroutes,
     /// Paths declared down.
     paths_down,
     /// Paths brought back up by an answered probe.

@@ -43,6 +43,10 @@ pub struct SelPathState {
     pub ai_acc: u32,
     /// Packets that must be credited before the next multiplicative decrease (one per RTT).
     pub cwr_left: u16,
+    /// A new entropy waits for the path to drain (so the move cannot reorder the path).
+    pub reroll_pending: bool,
+    /// The entropy to apply once drained.
+    pub pending_entropy: u16,
 }
 
 /// Credit returned to a path by an ACK or a loss.
@@ -131,7 +135,9 @@ impl PathSelector {
 
     fn eligible_health(&self, p: usize) -> bool {
         let s = &self.paths[p];
-        matches!(s.health, PathHealth::Up | PathHealth::Suspect) && self.planes_up & (1 << s.plane) != 0
+        matches!(s.health, PathHealth::Up | PathHealth::Suspect)
+            && !s.reroll_pending
+            && self.planes_up & (1 << s.plane) != 0
     }
 
     fn window_open(&self, p: usize) -> bool {
@@ -179,15 +185,31 @@ impl PathSelector {
         self.total_inflight = self.total_inflight.saturating_add(1);
     }
 
-    /// Return credit from an ACK or a loss, and run the ECN AIMD of the path.
-    pub fn credit(&mut self, c: &Credit) {
-        let s = &mut self.paths[c.path as usize % PATHS];
+    /// Return credit from an ACK or a loss, and run the ECN AIMD of the path. Returns true
+    /// when the path should move to another route: it just cut its window while its ECN
+    /// estimate is more than twice the connection's mean (an ECMP collision, not a
+    /// congested receiver, which would mark every path alike).
+    pub fn credit(&mut self, c: &Credit) -> bool {
+        let pi = c.path as usize % PATHS;
+        let mut alpha_sum = 0u32;
+        let mut up = 0u32;
+        for p in 0..PATHS {
+            if self.eligible_health(p) || p == pi {
+                alpha_sum += u32::from(self.paths[p].alpha);
+                up += 1;
+            }
+        }
+        let s = &mut self.paths[pi];
         let done = c.acked.saturating_add(c.lost);
         let done = done.min(s.inflight);
         s.inflight -= done;
         self.total_inflight = self.total_inflight.saturating_sub(done);
+        if s.reroll_pending && s.inflight == 0 {
+            s.entropy = s.pending_entropy;
+            s.reroll_pending = false;
+        }
         if c.acked == 0 {
-            return;
+            return false;
         }
         if s.health == PathHealth::Suspect {
             // An ACK made progress: the path is healthy again.
@@ -206,6 +228,8 @@ impl PathSelector {
                 s.cwnd = s.cwnd.saturating_sub(cut).max(CWND_MIN_PKTS << CWND_FRAC_BITS);
                 s.cwr_left = (s.cwnd >> CWND_FRAC_BITS) as u16 + 1;
                 s.ai_acc = 0;
+                let a = u32::from(s.alpha);
+                return up > 1 && a >= ALPHA_ONE / 8 && a * up > 2 * alpha_sum;
             }
         } else {
             // Additive increase: one packet per window of acknowledged packets.
@@ -215,6 +239,7 @@ impl PathSelector {
                 s.cwnd = (s.cwnd + CWND_ONE).min(CWND_MAX_PKTS << CWND_FRAC_BITS);
             }
         }
+        false
     }
 
     /// Set a path's health (RTO, probe answered, configuration).
@@ -231,6 +256,24 @@ impl PathSelector {
         let s = &mut self.paths[path as usize % PATHS];
         self.total_inflight = self.total_inflight.saturating_sub(s.inflight);
         s.inflight = 0;
+        if s.reroll_pending {
+            s.entropy = s.pending_entropy;
+            s.reroll_pending = false;
+        }
+    }
+
+    /// Move a path to a new route once its packets in flight have drained; until then it
+    /// takes no new packets. Its ECN estimate restarts on the new route.
+    pub fn request_reroll(&mut self, path: u8, random: u16) {
+        let s = &mut self.paths[path as usize % PATHS];
+        s.pending_entropy = entropy_from(random);
+        s.alpha = 0;
+        s.cwr_left = 0;
+        if s.inflight == 0 {
+            s.entropy = s.pending_entropy;
+        } else {
+            s.reroll_pending = true;
+        }
     }
 
     /// Replace a path's entropy (move it to another ECMP route).
