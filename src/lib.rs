@@ -2,6 +2,7 @@
 //! (`mroce_model`) against a clock and a wire.
 //!
 //! - [`pipe`]: in-memory lossy multipath link harness (discrete-event simulation);
+//! - [`pipe_sweep`]: the pipe over losses, transports and seeds, with medians;
 //! - [`pcap`]: classic pcap writer shared by the drivers;
 //! - [`transports`]: the single factory that builds a transport by kind;
 //! - [`rng`]: deterministic generators; [`size`]: byte-size arguments.
@@ -9,6 +10,7 @@
 
 pub mod pcap;
 pub mod pipe;
+pub mod pipe_sweep;
 pub mod rng;
 pub mod size;
 pub mod transports;

@@ -28,6 +28,8 @@ struct Cli {
 enum Command {
     /// In-memory lossy multipath link harness: two NICs, parallel lanes, impairments.
     Pipe(PipeArgs),
+    /// The pipe over several losses, transports and seeds: medians and ratios to loss 0.
+    PipeSweep(SweepArgs),
 }
 
 fn size_arg(s: &str) -> Result<u64, String> {
@@ -159,6 +161,51 @@ impl PipeArgs {
     }
 }
 
+#[derive(Args, Debug)]
+struct SweepArgs {
+    /// Link and workload settings (as for `mroce pipe`; --loss and --transport are replaced
+    /// by --losses and --transports).
+    #[command(flatten)]
+    pipe: PipeArgs,
+    /// Loss probabilities to run (0 is always added: it is the reference).
+    #[arg(long, value_delimiter = ',', default_value = "0,0.001,0.01,0.05,0.1", value_parser = prob_arg)]
+    losses: Vec<f64>,
+    /// Transports to run.
+    #[arg(long, value_delimiter = ',', value_enum, default_value = "mroce,rocev2")]
+    transports: Vec<TransportKind>,
+    /// Number of seeds per cell (seed, seed+1, ...); medians are reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    seeds: u64,
+}
+
+fn cmd_pipe_sweep(args: &SweepArgs) -> ExitCode {
+    let base = args.pipe.config();
+    let seeds: Vec<u64> = (0..args.seeds).map(|i| base.seed + i).collect();
+    let report = match mroce::pipe_sweep::run(&base, &args.transports, &args.losses, &seeds, !args.pipe.json) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mroce pipe-sweep: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.pipe.json {
+        match serde_json::to_string(&report) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("mroce pipe-sweep: cannot serialise the report: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        print!("{}", report.table());
+    }
+    let ok = report.results.iter().all(|r| r.integrity == "ok");
+    if args.pipe.strict && !ok {
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
 fn cmd_pipe(args: &PipeArgs) -> ExitCode {
     let report = match pipe::run(&args.config()) {
         Ok(r) => r,
@@ -196,5 +243,6 @@ fn main() -> ExitCode {
     };
     match &cli.command {
         Command::Pipe(a) => cmd_pipe(a),
+        Command::PipeSweep(a) => cmd_pipe_sweep(a),
     }
 }

@@ -174,6 +174,7 @@ pub struct Connection {
     pub(crate) rate_hint_mbps: u32,
     pub(crate) in_ready: bool,
     pub(crate) scheduled: Option<Nanos>,
+    noted: Option<Nanos>,
 }
 
 fn bit_test(v: &[u64], i: u32) -> bool {
@@ -258,6 +259,7 @@ impl Connection {
             rate_hint_mbps: 0,
             in_ready: false,
             scheduled: None,
+            noted: None,
         }
     }
 
@@ -422,6 +424,10 @@ impl Connection {
             self.probe_at[pi] = if down { Some(now + PROBE_INTERVAL_NS) } else { None };
             let rto = self.rtt[pi].rto();
             let psn = self.sb.send(p, t32(now), rto)?;
+            self.note_rto(p, now);
+            if let Some(t) = self.probe_at[pi] {
+                self.note(t);
+            }
             self.slots[pi * crate::params::SACK_BITS + psn as usize % crate::params::SACK_BITS] = Slot::Probe;
             self.sel.charge(p);
             let sp = *self.sel.path(p);
@@ -522,6 +528,8 @@ impl Connection {
         // Tail-loss probe: if nothing comes back on this path for ~2 RTTs, probe it.
         let srtt = if self.rtt[pi].valid { u64::from(self.rtt[pi].srtt) } else { crate::params::RTO_INIT_NS / 2 };
         self.tlp_at[pi] = Some(now + 2 * srtt + ACK_DELAY_NS);
+        self.note(now + 2 * srtt + ACK_DELAY_NS);
+        self.note_rto(path, now);
         Some((n, sp.plane))
     }
 
@@ -624,8 +632,10 @@ impl Connection {
             } else {
                 let srtt = u64::from(self.rtt[pi].srtt);
                 self.tlp_at[pi] = Some(now + 2 * srtt + ACK_DELAY_NS);
+                self.note(now + 2 * srtt + ACK_DELAY_NS);
             }
         }
+        self.note_rto(path, now);
         self.complete_tx(ctx);
     }
 
@@ -729,9 +739,10 @@ impl Connection {
         let min_rtt = (0..self.paths as usize).filter(|&p| self.rtt[p].valid).map(|p| self.rtt[p].min).min();
         if let Some(rtt) = min_rtt {
             let frame = u64::from(self.mtu) + wire::WRITE_HEADERS as u64;
-            // Fair share x base RTT, with 25% headroom so the share is actually reached.
+            // Fair share x twice the base RTT: the minimum RTT misses the ACK coalescing
+            // delay (up to ACK_COALESCE packets per path), and the share must be reachable.
             let bytes = u64::from(self.rate_hint_mbps) * u64::from(rtt) / 8000;
-            let pkts = (bytes * 5 / 4) / frame + 2;
+            let pkts = (bytes * 2) / frame + 2;
             self.sel.set_conn_limit(pkts.min(u64::from(u16::MAX)) as u16);
         }
     }
@@ -801,6 +812,7 @@ impl Connection {
             None => {
                 if self.ack_at[pi].is_none() {
                     self.ack_at[pi] = Some(now + ACK_DELAY_NS);
+                    self.note(now + ACK_DELAY_NS);
                 }
             }
         }
@@ -996,6 +1008,23 @@ impl Connection {
     // -----------------------------------------------------------------------------------
     // Timers
     // -----------------------------------------------------------------------------------
+
+    /// Record a timer that was just set, so the endpoint can schedule it without scanning
+    /// every timer of the connection.
+    pub(crate) fn note(&mut self, t: Nanos) {
+        self.noted = Some(self.noted.map_or(t, |x| x.min(t)));
+    }
+
+    fn note_rto(&mut self, path: u8, now: Nanos) {
+        if let Some(d) = self.sb.deadline(path) {
+            self.note(t64(now, d));
+        }
+    }
+
+    /// Timers set since the last call (earliest of them).
+    pub(crate) fn take_noted(&mut self) -> Option<Nanos> {
+        self.noted.take()
+    }
 
     /// Earliest timer of this connection.
     pub(crate) fn next_deadline(&self, now: Nanos) -> Option<Nanos> {

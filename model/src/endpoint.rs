@@ -181,7 +181,8 @@ impl Endpoint {
         let Some(c) = self.conns.get_mut((id as usize).wrapping_sub(1)).and_then(|c| c.as_mut()) else {
             return;
         };
-        let d = c.next_deadline(now);
+        // Full scan only when nothing is scheduled; otherwise the timers set since then.
+        let d = if c.scheduled.is_none() { c.next_deadline(now) } else { c.take_noted() };
         if let Some(d) = d {
             if c.scheduled.is_none_or(|s| d < s) {
                 c.scheduled = Some(d);
@@ -435,6 +436,7 @@ impl Transport for Endpoint {
         };
         c.fail_all(&mut ctx);
         c.state = ConnState::Closing { tries: 1, retry_at: now + CM_RETRY_NS };
+        c.note(now + CM_RETRY_NS);
         let c = self.connection(conn).ok_or(VerbError::UnknownConnection(conn))?;
         let out = self.cm_reply(c, wire::opcode::MR_DISCONNECT, 0, 0);
         self.cm_out.push_back(out);

@@ -303,24 +303,20 @@ pub fn ipv4_checksum(hdr: &[u8]) -> u16 {
 /// ICRC starts). Masks, as RoCEv2 defines: 8 bytes of 1s for the absent LRH, IPv4 DSCP/ECN,
 /// TTL and header checksum, UDP checksum and the BTH reserved byte set to 1s.
 pub fn icrc(frame: &[u8]) -> u32 {
+    // One masked 48-byte prefix (LRH stand-in, IPv4, UDP, BTH), then the rest as is.
+    let mut pre = [0xFFu8; 8 + IPV4_LEN + UDP_LEN + BTH_LEN];
+    pre[8..].copy_from_slice(&frame[ETH_LEN..BTH_OFFSET + BTH_LEN]);
+    let ip = 8;
+    pre[ip + 1] = 0xFF; // DSCP + ECN
+    pre[ip + 8] = 0xFF; // TTL
+    pre[ip + 10] = 0xFF; // header checksum
+    pre[ip + 11] = 0xFF;
+    let udp = ip + IPV4_LEN;
+    pre[udp + 6] = 0xFF; // UDP checksum
+    pre[udp + 7] = 0xFF;
+    pre[udp + UDP_LEN + 4] = 0xFF; // BTH reserved 8 bits (FECN/BECN on IB)
     let mut h = crc32fast::Hasher::new();
-    h.update(&[0xFF; 8]);
-    let mut ip = [0u8; IPV4_LEN];
-    ip.copy_from_slice(&frame[ETH_LEN..ETH_LEN + IPV4_LEN]);
-    ip[1] = 0xFF; // DSCP + ECN
-    ip[8] = 0xFF; // TTL
-    ip[10] = 0xFF; // header checksum
-    ip[11] = 0xFF;
-    h.update(&ip);
-    let mut udp = [0u8; UDP_LEN];
-    udp.copy_from_slice(&frame[ETH_LEN + IPV4_LEN..BTH_OFFSET]);
-    udp[6] = 0xFF; // UDP checksum
-    udp[7] = 0xFF;
-    h.update(&udp);
-    let mut bth = [0u8; BTH_LEN];
-    bth.copy_from_slice(&frame[BTH_OFFSET..BTH_OFFSET + BTH_LEN]);
-    bth[4] = 0xFF; // reserved 8 bits (FECN/BECN on IB)
-    h.update(&bth);
+    h.update(&pre);
     h.update(&frame[BTH_OFFSET + BTH_LEN..]);
     h.finalize()
 }
