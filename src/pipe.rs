@@ -1178,7 +1178,12 @@ impl<'c> Sim<'c> {
             complete: w.complete(),
             goodput_gbps: goodput,
             retransmits: pick(&["retransmits", "tx_retransmits", "tx_retx", "retx"]),
-            spurious_retransmits: pick(&["spurious_retransmits", "tx_spurious_retransmits", "spurious_retx"]),
+            // mroce: retransmitted chunks the receiver already had; RoCEv2: requests the
+            // responder had already received.
+            spurious_retransmits: cr
+                .get("duplicate_chunks")
+                .copied()
+                .unwrap_or_else(|| pick(&["spurious_retransmits", "tx_spurious_retransmits", "spurious_retx"])),
             integrity: integrity.to_string(),
             sim_time_us: self.now_ps as f64 / 1e6,
             first_data_us: first as f64 / 1e6,

@@ -668,7 +668,7 @@ impl Connection {
     fn chunk_acked(&mut self, c: ChunkRef, ctx: &mut Ctx<'_>) {
         let Some(m) = self.msg_tx_mut(c.stream, c.msg_seq) else {
             // Message already completed: this was an extra copy.
-            ctx.counters.spurious_retransmits += 1;
+            ctx.counters.redundant_acks += 1;
             return;
         };
         let i = c.chunk as usize;
@@ -677,7 +677,7 @@ impl Connection {
         }
         m.inflight[i] = m.inflight[i].saturating_sub(1);
         if bit_test(&m.acked, c.chunk) || m.status.is_some() {
-            ctx.counters.spurious_retransmits += 1;
+            ctx.counters.redundant_acks += 1;
         } else {
             bit_set(&mut m.acked, c.chunk);
             m.acked_count += 1;

@@ -80,7 +80,8 @@ counters! {
     duplicate_psn,
     /// Data frames beyond the 256-packet receive window.
     out_of_window,
-    /// New PSNs carrying a chunk that was already placed (spurious retransmissions).
+    /// New PSNs carrying a chunk that was already placed: spurious retransmissions that
+    /// reached the receiver (the figure reported as `spurious_retransmits`).
     duplicate_chunks,
     /// SENDs dropped because no receive was posted (the sender retransmits them).
     rnr_drops,
@@ -112,8 +113,9 @@ counters! {
     retransmits,
     /// Queued retransmissions dropped because the chunk was acknowledged meanwhile.
     retx_cancelled,
-    /// Acknowledged transmissions whose chunk was already acknowledged.
-    spurious_retransmits,
+    /// Acknowledged transmissions whose chunk was already acknowledged (both copies of a
+    /// spuriously retransmitted chunk arrived and were acknowledged).
+    redundant_acks,
     /// Retransmission timeouts.
     rtos,
     /// Probes sent (tail-loss and failed-path probes).
