@@ -255,3 +255,53 @@ fn disconnect_is_clean() {
     assert_eq!(l.a.connection_count(), 0);
     assert_eq!(l.b.connection_count(), 0);
 }
+
+#[test]
+fn out_of_window_psn_is_a_counted_drop() {
+    let mut l = Link::simple(15, 0.0);
+    let _c = l.connect();
+    let bc = l.b_conn();
+    let a_conn = 1;
+    let mut buf = vec![0u8; 512];
+    let addrs = wire::FrameAddrs { src_mac: addr_a().mac, dst_mac: addr_b().mac, src_ip: addr_a().ips[0], dst_ip: addr_b().ips[0], src_port: 0xC001, ttl: 64, ..Default::default() };
+    let base = l.b.connection(bc).unwrap().tracker().path(0).base;
+    // A probe 300 PSNs ahead of the window (which spans 256) and one far behind, both
+    // carrying the sender's true floor. (A floor ahead of the window does slide it, one word
+    // per packet: that is how a receiver catches up after the sender abandoned a window.)
+    for psn in [base.wrapping_add(300), base.wrapping_sub(1000)] {
+        let mrh = wire::Mrh { path: 0, psn, floor: base, ..Default::default() };
+        let n = wire::encode_mroce(&mut buf, &addrs, &wire::Bth::new(0, bc, psn), &wire::MrPacket::Probe { mrh }).unwrap();
+        l.b.handle_frame(l.now, 0, &buf[..n]);
+    }
+    let s = l.b.stats();
+    assert_eq!(s.out_of_window, 1);
+    assert_eq!(s.duplicate_psn, 1);
+    assert_eq!(l.b.connection(bc).unwrap().tracker().path(0).base, base, "window unchanged");
+    let _ = a_conn;
+}
+
+#[test]
+fn lost_naks_and_disconnects_are_recovered() {
+    let mut naks = 0;
+    let mut discs = 0;
+    let inj: Injector = Box::new(move |_, f, _| match opcode(f) {
+        opcode::MR_NAK => {
+            naks += 1;
+            if naks <= 3 { Fate::Drop } else { Fate::Deliver }
+        }
+        opcode::MR_DISCONNECT | opcode::MR_DISCONNECT_ACK => {
+            discs += 1;
+            if discs <= 2 { Fate::Drop } else { Fate::Deliver }
+        }
+        _ => Fate::Deliver,
+    });
+    let mut l = Link::new(16, EndpointConfig::default(), EndpointConfig::default(), inj);
+    let c = l.connect();
+    let (src, dst) = regions(&mut l, 16 << 10, 16);
+    l.a.post_write(c, 0, LocalBuf { key: src, offset: 0, len: 100 }, RemoteBuf { va: dst.va, rkey: dst.rkey ^ 1 }, 1).unwrap();
+    assert!(l.run_until(1_000_000_000, |l| l.completions_a().len() == 1));
+    assert_eq!(l.completions_a()[0].status, Status::RemoteAccessError, "a lost NAK never turns into success");
+    assert!(l.b.stats().naks_sent >= 4);
+    l.a.disconnect(l.now, c).unwrap();
+    assert!(l.run_until(l.now + 100_000_000, |l| l.a.connection_count() == 0 && l.b.connection_count() == 0));
+}
