@@ -58,7 +58,7 @@ pub const PROBE_INTERVAL_NS: u64 = 100_000;
 /// Receiver sends an ACK at least every ACK_COALESCE data packets per path.
 pub const ACK_COALESCE: u16 = 4;
 /// Receiver's delayed-ACK timer, nanoseconds.
-pub const ACK_DELAY_NS: u64 = 2_000;
+pub const ACK_DELAY_NS: u64 = 5_000;
 
 /// Default payload bytes per packet (4 KiB MTU class).
 pub const DEFAULT_MTU_PAYLOAD: u16 = 4096;
