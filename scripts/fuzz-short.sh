@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Short, seeded runs of every cargo-fuzz target (CI). Long campaigns:
+#   cd fuzz && cargo +nightly fuzz run <target>          (runs until stopped)
+# Usage: scripts/fuzz-short.sh [RUNS]   (default 20000 executions per target)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../fuzz"
+runs=${1:-20000}
+if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
+  echo "SKIP fuzz: cargo-fuzz or the nightly toolchain is missing (bash scripts/setup.sh installs them)"
+  exit 0
+fi
+for t in $(cargo +nightly fuzz list); do
+  echo "fuzz $t: $runs runs, seed 1"
+  if ! out=$(cargo +nightly fuzz run "$t" -- -runs="$runs" -seed=1 2>&1); then
+    echo "$out" | tail -40
+    echo "fuzz $t: FAILED (the crashing input is under fuzz/artifacts/$t/)"
+    exit 1
+  fi
+  echo "$out" | grep -E "^Done" || true
+done
