@@ -7,7 +7,7 @@ use mroce_model::wire::*;
 #[derive(Debug, Arbitrary)]
 enum Kind {
     Write(Mrh, Sdh, Rph),
-    Send(Mrh, Sdh),
+    Send(Mrh, Sdh, u32),
     Probe(Mrh),
     Ack(Akh),
     Nak(Nkh),
@@ -48,7 +48,7 @@ fuzz_target!(|inp: Input| {
     };
     let pkt = match inp.kind {
         Kind::Write(m, s, r) => MrPacket::Write { mrh: fix(m), sdh: fix_sdh(s), rph: r, payload },
-        Kind::Send(m, s) => MrPacket::Send { mrh: fix(m), sdh: fix_sdh(s), payload },
+        Kind::Send(m, s, rsn) => MrPacket::Send { mrh: fix(m), sdh: fix_sdh(s), rsn, payload },
         Kind::Probe(m) => MrPacket::Probe { mrh: fix(m) },
         Kind::Ack(k) => MrPacket::Ack(k),
         Kind::Nak(k) => MrPacket::Nak(k),

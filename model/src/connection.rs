@@ -68,7 +68,8 @@ struct ChunkRef {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum MsgKind {
     Write(RemoteBuf),
-    Send,
+    /// SEND with its receive sequence number (its index among the stream's SENDs).
+    Send(u32),
 }
 
 #[derive(Debug)]
@@ -98,11 +99,15 @@ struct StreamTx {
     /// Index in `msgs` of the first message with unsent chunks.
     cursor: usize,
     queued: bool,
+    /// Receive sequence number of the next SEND posted on this stream.
+    next_rsn: u32,
 }
 
 #[derive(Debug)]
 struct RxMsg {
     write: bool,
+    /// RSN of a SEND (None for a WRITE).
+    rsn: Option<u32>,
     len: u32,
     nchunks: u32,
     got: Vec<u64>,
@@ -115,8 +120,10 @@ struct StreamRx {
     /// Sequence number of the next message to complete (`msgs[0]`).
     next_seq: u32,
     msgs: VecDeque<Option<RxMsg>>,
-    /// Posted receive buffers; `recvs[i]` belongs to message `next_seq + i`'s SEND.
+    /// Posted receive buffers; `recvs[i]` is consumed by the SEND with RSN `recv_base + i`.
     recvs: VecDeque<(LocalBuf, u64)>,
+    /// RSN matched by `recvs[0]`.
+    recv_base: u32,
 }
 
 /// An outgoing control frame waiting for the transmit scheduler.
@@ -175,6 +182,8 @@ pub struct Connection {
     pub(crate) in_ready: bool,
     pub(crate) scheduled: Option<Nanos>,
     noted: Option<Nanos>,
+    /// No message was pending since the last completion.
+    idle: bool,
 }
 
 fn bit_test(v: &[u64], i: u32) -> bool {
@@ -217,13 +226,7 @@ impl Connection {
     ) -> Self {
         let paths = paths.clamp(1, PATHS as u8);
         let planes = planes.max(1);
-        let mut sel = PathSelector::new(paths, planes);
-        // Consecutive entropies from a random base: distinct, and spread evenly by any
-        // modulo-based ECMP function. Re-rolls later are random.
-        let base = rng.next_u32() as u16 & !(PATHS as u16 - 1);
-        for p in 0..paths {
-            sel.reroll(p, base.wrapping_add(u16::from(p)));
-        }
+        let sel = Self::selector_for(paths, planes, rng);
         Connection {
             id,
             peer_conn: 0,
@@ -260,7 +263,28 @@ impl Connection {
             in_ready: false,
             scheduled: None,
             noted: None,
+            idle: true,
         }
+    }
+
+    /// Apply the parameters negotiated by CONNECT_ACK (before any data was sent): the path
+    /// selector is rebuilt for the agreed path and plane counts.
+    pub(crate) fn renegotiate(&mut self, paths: u8, planes: u8, mtu: u16, rng: &mut Rng) {
+        self.paths = paths.clamp(1, PATHS as u8);
+        self.planes = planes.max(1);
+        self.mtu = mtu.max(64);
+        self.sel = Self::selector_for(self.paths, self.planes, rng);
+    }
+
+    fn selector_for(paths: u8, planes: u8, rng: &mut Rng) -> PathSelector {
+        let mut sel = PathSelector::new(paths, planes);
+        // Consecutive entropies from a random base: distinct, and spread evenly by any
+        // modulo-based ECMP function. Re-rolls later are random.
+        let base = rng.next_u32() as u16 & !(PATHS as u16 - 1);
+        for p in 0..paths {
+            sel.reroll(p, base.wrapping_add(u16::from(p)));
+        }
+        sel
     }
 
     /// Set the receive ISN once the peer's is known.
@@ -314,8 +338,16 @@ impl Connection {
     pub(crate) fn post(&mut self, stream: u16, local: LocalBuf, remote: Option<RemoteBuf>, wr_id: u64) {
         let mtu = u32::from(self.mtu);
         let nchunks = local.len.div_ceil(mtu).max(1);
+        let st = self.stream_tx(stream);
+        let kind = match remote {
+            Some(r) => MsgKind::Write(r),
+            None => {
+                st.next_rsn = st.next_rsn.wrapping_add(1);
+                MsgKind::Send(st.next_rsn.wrapping_sub(1))
+            }
+        };
         let msg = TxMsg {
-            kind: remote.map_or(MsgKind::Send, MsgKind::Write),
+            kind,
             local,
             wr_id,
             nchunks,
@@ -383,6 +415,19 @@ impl Connection {
             self.active.pop_front();
         }
         None
+    }
+
+    /// The local bytes of a chunk are still registered.
+    fn local_ok(&self, c: ChunkRef, ctx: &Ctx<'_>) -> bool {
+        let mtu = u32::from(self.mtu);
+        match self.msg_tx(c.stream, c.msg_seq) {
+            Some(m) => {
+                let off = c.chunk * mtu;
+                let len = m.local.len.saturating_sub(off).min(mtu);
+                ctx.mem.check_local(m.local.key, m.local.offset + u64::from(off), u64::from(len)).is_ok()
+            }
+            None => true,
+        }
     }
 
     fn msg_tx(&self, stream: u16, msg_seq: u32) -> Option<&TxMsg> {
@@ -464,6 +509,21 @@ impl Connection {
             return Some(r);
         }
         let (chunk, is_retx) = self.next_chunk(ctx.counters)?;
+        if !self.local_ok(chunk, ctx) {
+            // The application deregistered the buffer under a pending request: fail the
+            // message instead of sending a malformed packet.
+            ctx.counters.local_access_errors += 1;
+            if let Some(m) = self.msg_tx_mut(chunk.stream, chunk.msg_seq) {
+                m.status = Some(Status::ConnectionFailed);
+            }
+            self.complete_tx(ctx);
+            return None;
+        }
+        if self.idle {
+            // Busy again after an idle spell: the peer timeout counts from now.
+            self.last_progress = now;
+            self.idle = false;
+        }
         let path = self.sel.select(self.sb.room_mask())?;
         let pi = path as usize;
         let rto = self.rtt[pi].rto();
@@ -475,6 +535,9 @@ impl Connection {
         if is_retx {
             self.retx.pop_front();
             ctx.counters.retransmits += 1;
+        } else if let Some(s) = self.active.pop_front() {
+            // Round robin over streams, one packet at a time.
+            self.active.push_back(s);
         }
         self.slots[pi * crate::params::SACK_BITS + psn as usize % crate::params::SACK_BITS] = Slot::Chunk(chunk);
         let mtu = u32::from(self.mtu);
@@ -499,20 +562,13 @@ impl Connection {
         let len = m.local.len.saturating_sub(offset).min(mtu);
         let sdh = Sdh { stream: chunk.stream, msg_seq: chunk.msg_seq, offset, msg_len: m.local.len };
         let mrh = Mrh { flags: if is_retx { wire::MRH_FLAG_RETX } else { 0 }, path, plane: sp.plane, psn, floor, ts: t32(now) };
-        let payload = match ctx.mem.local(m.local.key, m.local.offset + u64::from(offset), u64::from(len)) {
-            Ok(p) => p,
-            Err(_) => {
-                // The application deregistered its buffer under a pending request.
-                m.status = Some(Status::ConnectionFailed);
-                ctx.counters.local_access_errors += 1;
-                &[][..]
-            }
-        };
+        // Checked by `local_ok` above; an empty slice cannot happen.
+        let payload = ctx.mem.local(m.local.key, m.local.offset + u64::from(offset), u64::from(len)).unwrap_or(&[]);
         let pkt = match m.kind {
             MsgKind::Write(r) => {
                 wire::MrPacket::Write { mrh, sdh, rph: Rph { va: r.va.wrapping_add(u64::from(offset)), rkey: r.rkey }, payload }
             }
-            MsgKind::Send => wire::MrPacket::Send { mrh, sdh, payload },
+            MsgKind::Send(rsn) => wire::MrPacket::Send { mrh, sdh, rsn, payload },
         };
         let mut bth = wire::Bth::new(0, peer_conn, psn);
         bth.ack_req = last_chunk || (!more_queued && self.active.is_empty());
@@ -630,7 +686,8 @@ impl Connection {
             if self.sb.outstanding(path) == 0 {
                 self.tlp_at[pi] = None;
             } else {
-                let srtt = u64::from(self.rtt[pi].srtt);
+                let srtt =
+                    if self.rtt[pi].valid { u64::from(self.rtt[pi].srtt) } else { crate::params::RTO_INIT_NS / 2 };
                 self.tlp_at[pi] = Some(now + 2 * srtt + ACK_DELAY_NS);
                 self.note(now + 2 * srtt + ACK_DELAY_NS);
             }
@@ -701,6 +758,7 @@ impl Connection {
     /// Emit sender completions in stream order.
     fn complete_tx(&mut self, ctx: &mut Ctx<'_>) {
         let id = self.id;
+        let mut pending = false;
         for (s, st) in self.streams_tx.iter_mut().enumerate() {
             while st.msgs.front().is_some_and(|m| m.done()) {
                 let Some(m) = st.msgs.pop_front() else { break };
@@ -717,7 +775,9 @@ impl Connection {
                     bytes: m.local.len,
                 }));
             }
+            pending |= !st.msgs.is_empty();
         }
+        self.idle = !pending;
     }
 
     pub(crate) fn on_nak(&mut self, k: &Nkh, ctx: &mut Ctx<'_>) {
@@ -765,8 +825,12 @@ impl Connection {
         ctx: &mut Ctx<'_>,
     ) {
         let (mrh, data) = match pkt {
-            wire::MrPacket::Write { mrh, sdh, rph, payload } => (*mrh, Some((sdh, Some(rph), *payload))),
-            wire::MrPacket::Send { mrh, sdh, payload } => (*mrh, Some((sdh, None, *payload))),
+            wire::MrPacket::Write { mrh, sdh, rph, payload } => {
+                (*mrh, Some(DataRef { sdh: *sdh, rph: Some(*rph), rsn: None, payload }))
+            }
+            wire::MrPacket::Send { mrh, sdh, rsn, payload } => {
+                (*mrh, Some(DataRef { sdh: *sdh, rph: None, rsn: Some(*rsn), payload }))
+            }
             wire::MrPacket::Probe { mrh } => (*mrh, None),
             _ => return,
         };
@@ -779,9 +843,9 @@ impl Connection {
         }
         self.last_rx_data = now;
         // Placement decision first (it decides whether the tracker records the PSN).
-        let action = match data {
+        let action = match &data {
             None => Placement::Nothing,
-            Some((sdh, rph, payload)) => self.check_placement(sdh, rph, payload.len(), ctx),
+            Some(d) => self.check_placement(d, ctx),
         };
         // Refused and NAKed packets are not recorded: the sender keeps retransmitting until
         // a receive is posted, or until one of the (repeated) NAKs reaches it.
@@ -789,14 +853,14 @@ impl Connection {
         let r = self.rt.packet(&RxPacket { path: mrh.path, psn: mrh.psn, floor: mrh.floor, ce, ack_req, commit });
         match r.verdict {
             RxVerdict::New => {
-                if let Some((sdh, rph, payload)) = data {
-                    self.place(action, sdh, rph, payload, ctx);
+                if let Some(d) = &data {
+                    self.place(action, d, ctx);
                 }
             }
             RxVerdict::Duplicate => ctx.counters.duplicate_psn += 1,
             RxVerdict::OutOfWindow => ctx.counters.out_of_window += 1,
-            RxVerdict::Refused => match (action, data) {
-                (Placement::Nak(syn), Some((sdh, _, _))) => self.nak(syn, sdh, plane, ctx),
+            RxVerdict::Refused => match (action, &data) {
+                (Placement::Nak(syn), Some(d)) => self.nak(syn, d, plane, ctx),
                 _ => ctx.counters.rnr_drops += 1,
             },
         }
@@ -807,7 +871,7 @@ impl Connection {
         match r.ack {
             Some(snap) => {
                 self.ack_at[pi] = None;
-                self.queue_ack(&snap, mrh.ts, plane, sport, hint_mbps, matches!(data, None), ctx);
+                self.queue_ack(&snap, mrh.ts, plane, sport, hint_mbps, data.is_none(), ctx);
             }
             None => {
                 if self.ack_at[pi].is_none() {
@@ -835,10 +899,12 @@ impl Connection {
         ctx.ctrl.push_back(Ctrl::Ack { conn: self.id, plane, sport, akh });
     }
 
-    fn check_placement(&mut self, sdh: &Sdh, rph: Option<&Rph>, len: usize, ctx: &mut Ctx<'_>) -> Placement {
+    fn check_placement(&mut self, d: &DataRef<'_>, ctx: &mut Ctx<'_>) -> Placement {
+        let sdh = &d.sdh;
+        let len = d.payload.len() as u32;
         if sdh.stream >= self.streams_max {
             ctx.counters.invalid_requests += 1;
-            return Placement::Drop;
+            return Placement::Nak(wire::nak::REMOTE_INVALID);
         }
         let mtu = u32::from(self.mtu);
         if let Some(&(_, _, syn)) = self.failed.iter().find(|f| f.0 == sdh.stream && f.1 == sdh.msg_seq) {
@@ -850,10 +916,11 @@ impl Connection {
             return Placement::Duplicate;
         }
         if ahead >= MAX_MSGS_AHEAD {
-            ctx.counters.invalid_requests += 1;
+            // Legitimate but too far ahead to track: not recorded, the sender retries.
             return Placement::Refuse;
         }
-        if sdh.offset % mtu != 0 || (len as u32 != mtu && sdh.offset + len as u32 != sdh.msg_len) {
+        let last = sdh.offset.checked_add(len) == Some(sdh.msg_len);
+        if sdh.offset % mtu != 0 || len > mtu || (len != mtu && !last) {
             ctx.counters.invalid_requests += 1;
             return Placement::Nak(wire::nak::REMOTE_INVALID);
         }
@@ -862,13 +929,13 @@ impl Connection {
             if bit_test(&m.got, sdh.offset / mtu) {
                 return Placement::Duplicate;
             }
-            if m.len != sdh.msg_len || m.write != rph.is_some() {
+            if m.len != sdh.msg_len || m.write != d.rph.is_some() || m.rsn != d.rsn {
                 ctx.counters.invalid_requests += 1;
                 return Placement::Nak(wire::nak::REMOTE_INVALID);
             }
         }
-        match rph {
-            Some(r) => match ctx.mem.check_remote_write(r.rkey, r.va, len as u64) {
+        match (d.rph, d.rsn) {
+            (Some(r), _) => match ctx.mem.check_remote_write(r.rkey, r.va, u64::from(len)) {
                 Ok(()) => Placement::Write,
                 Err(e) => {
                     match e {
@@ -878,56 +945,72 @@ impl Connection {
                     Placement::Nak(wire::nak::REMOTE_ACCESS)
                 }
             },
-            None => match st.recvs.get(ahead) {
-                None => Placement::Refuse,
-                Some((buf, _)) if buf.len < sdh.msg_len => {
+            (None, Some(rsn)) => {
+                let idx = rsn.wrapping_sub(st.recv_base);
+                if seq::is_negative(idx) {
+                    // Its receive was already consumed by an earlier SEND with this RSN.
                     ctx.counters.invalid_requests += 1;
-                    Placement::Nak(wire::nak::REMOTE_INVALID)
+                    return Placement::Nak(wire::nak::REMOTE_INVALID);
                 }
-                Some((buf, _)) => Placement::Recv(*buf),
-            },
+                match st.recvs.get(idx as usize) {
+                    None => Placement::Refuse,
+                    Some((buf, _)) if buf.len < sdh.msg_len => {
+                        ctx.counters.invalid_requests += 1;
+                        Placement::Nak(wire::nak::REMOTE_INVALID)
+                    }
+                    Some((buf, _)) => {
+                        match ctx.mem.check_local(buf.key, buf.offset + u64::from(sdh.offset), u64::from(len)) {
+                            Ok(()) => Placement::Recv(*buf),
+                            Err(_) => {
+                                // The receive buffer was deregistered after it was posted.
+                                ctx.counters.local_access_errors += 1;
+                                Placement::Nak(wire::nak::REMOTE_INVALID)
+                            }
+                        }
+                    }
+                }
+            }
+            (None, None) => Placement::Nothing,
         }
     }
 
-    fn place(&mut self, action: Placement, sdh: &Sdh, rph: Option<&Rph>, payload: &[u8], ctx: &mut Ctx<'_>) {
+    fn place(&mut self, action: Placement, d: &DataRef<'_>, ctx: &mut Ctx<'_>) {
         let mtu = u32::from(self.mtu);
-                let st = self.stream_rx(sdh.stream);
+        let sdh = &d.sdh;
+        let st = self.stream_rx(sdh.stream);
         let ahead = sdh.msg_seq.wrapping_sub(st.next_seq) as usize;
-        match action {
-            Placement::Write | Placement::Recv(_) => {}
+        let placed = match action {
+            Placement::Write => match d.rph {
+                Some(r) => ctx.mem.remote_write(r.rkey, r.va, d.payload).is_ok(),
+                None => false,
+            },
+            Placement::Recv(buf) => {
+                match ctx.mem.local_mut(buf.key, buf.offset + u64::from(sdh.offset), d.payload.len() as u64) {
+                    Ok(dst) => {
+                        dst.copy_from_slice(d.payload);
+                        true
+                    }
+                    Err(_) => false,
+                }
+            }
             Placement::Duplicate => {
                 ctx.counters.duplicate_chunks += 1;
                 return;
             }
             _ => return,
+        };
+        if !placed {
+            // check_placement validated this access a moment ago; count, never panic.
+            ctx.counters.local_access_errors += 1;
+            return;
         }
-        let m = Self::rx_msg(st, ahead, sdh, rph.is_some(), mtu);
-        match action {
-            Placement::Write => {
-                if let Some(r) = rph {
-                    if ctx.mem.remote_write(r.rkey, r.va, payload).is_err() {
-                        ctx.counters.rkey_violations += 1;
-                        return;
-                    }
-                }
-            }
-            Placement::Recv(buf) => {
-                match ctx.mem.local_mut(buf.key, buf.offset + u64::from(sdh.offset), payload.len() as u64) {
-                    Ok(dst) => dst.copy_from_slice(payload),
-                    Err(_) => {
-                        ctx.counters.local_access_errors += 1;
-                        m.status = Some(Status::RemoteInvalid);
-                    }
-                }
-            }
-            _ => return,
-        }
+        let m = Self::rx_msg(st, ahead, sdh, d.rph.is_some(), d.rsn, mtu);
         bit_set(&mut m.got, sdh.offset / mtu);
         m.got_count += 1;
-        ctx.counters.bytes_placed += payload.len() as u64;
+        ctx.counters.bytes_placed += d.payload.len() as u64;
     }
 
-    fn rx_msg<'m>(st: &'m mut StreamRx, ahead: usize, sdh: &Sdh, write: bool, mtu: u32) -> &'m mut RxMsg {
+    fn rx_msg<'m>(st: &'m mut StreamRx, ahead: usize, sdh: &Sdh, write: bool, rsn: Option<u32>, mtu: u32) -> &'m mut RxMsg {
         if st.msgs.len() <= ahead {
             st.msgs.resize_with(ahead + 1, || None);
         }
@@ -935,6 +1018,7 @@ impl Connection {
             let nchunks = sdh.msg_len.div_ceil(mtu).max(1);
             RxMsg {
                 write,
+                rsn,
                 len: sdh.msg_len,
                 nchunks,
                 got: vec![0; (nchunks as usize).div_ceil(64)],
@@ -946,23 +1030,26 @@ impl Connection {
 
     /// Fail a message at the receiver and (re)send its NAK. The failure is remembered so a
     /// retransmission after a lost NAK is NAKed again rather than acknowledged.
-    fn nak(&mut self, syn: u8, sdh: &Sdh, plane: u8, ctx: &mut Ctx<'_>) {
+    fn nak(&mut self, syn: u8, d: &DataRef<'_>, plane: u8, ctx: &mut Ctx<'_>) {
         let mtu = u32::from(self.mtu);
         let id = self.id;
+        let sdh = &d.sdh;
         if !self.failed.iter().any(|f| f.0 == sdh.stream && f.1 == sdh.msg_seq) {
             if self.failed.len() >= FAILED_MEMORY {
                 self.failed.pop_front();
             }
             self.failed.push_back((sdh.stream, sdh.msg_seq, syn));
-            let st = self.stream_rx(sdh.stream);
-            let ahead = sdh.msg_seq.wrapping_sub(st.next_seq);
-            if !seq::is_negative(ahead) && ahead < MAX_MSGS_AHEAD {
-                let m = Self::rx_msg(st, ahead as usize, sdh, false, mtu);
-                m.status = Some(if syn == wire::nak::REMOTE_ACCESS {
-                    Status::RemoteAccessError
-                } else {
-                    Status::RemoteInvalid
-                });
+            if sdh.stream < self.streams_max {
+                let st = self.stream_rx(sdh.stream);
+                let ahead = sdh.msg_seq.wrapping_sub(st.next_seq);
+                if !seq::is_negative(ahead) && ahead < MAX_MSGS_AHEAD {
+                    let m = Self::rx_msg(st, ahead as usize, sdh, d.rph.is_some(), d.rsn, mtu);
+                    m.status = Some(if syn == wire::nak::REMOTE_ACCESS {
+                        Status::RemoteAccessError
+                    } else {
+                        Status::RemoteInvalid
+                    });
+                }
             }
         }
         ctx.counters.naks_sent += 1;
@@ -973,7 +1060,8 @@ impl Connection {
         });
     }
 
-    /// Emit receiver completions in stream order.
+    /// Emit receiver completions in stream order. A SEND consumes the receive matching its
+    /// RSN (if one is posted: a SEND that failed before its receive was posted consumes none).
     fn complete_rx(&mut self, ctx: &mut Ctx<'_>) {
         let id = self.id;
         for (s, st) in self.streams_rx.iter_mut().enumerate() {
@@ -984,13 +1072,16 @@ impl Connection {
                 let Some(Some(m)) = st.msgs.pop_front() else { break };
                 let seq_done = st.next_seq;
                 st.next_seq = st.next_seq.wrapping_add(1);
-                let (kind, wr_id) = if m.write {
-                    (WorkKind::WriteReceived, 0)
-                } else {
-                    match st.recvs.pop_front() {
-                        Some((_, w)) => (WorkKind::Recv, w),
-                        None => (WorkKind::Recv, 0),
+                let (kind, wr_id) = match m.rsn {
+                    None => (WorkKind::WriteReceived, 0),
+                    Some(rsn) if rsn == st.recv_base => {
+                        st.recv_base = st.recv_base.wrapping_add(1);
+                        match st.recvs.pop_front() {
+                            Some((_, w)) => (WorkKind::Recv, w),
+                            None => (WorkKind::Recv, 0),
+                        }
                     }
+                    Some(_) => (WorkKind::Recv, 0),
                 };
                 ctx.events.push_back(Event::Completion(Completion {
                     conn: id,
@@ -1148,6 +1239,14 @@ impl Connection {
     }
 }
 
+/// The data part of a WRITE or SEND packet, as the receive path sees it.
+struct DataRef<'a> {
+    sdh: Sdh,
+    rph: Option<Rph>,
+    rsn: Option<u32>,
+    payload: &'a [u8],
+}
+
 /// Placement decision for one data packet, taken before the tracker records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Placement {
@@ -1161,8 +1260,6 @@ enum Placement {
     Duplicate,
     /// Not placeable now (no receive posted): do not record, so the sender retransmits.
     Refuse,
-    /// Record and NAK the message with this syndrome.
+    /// Do not record; NAK the message with this syndrome.
     Nak(u8),
-    /// Record and drop silently (invalid stream).
-    Drop,
 }

@@ -285,19 +285,21 @@ impl Endpoint {
             }
             MrPacket::ConnectAck(c) => {
                 let id = f.bth.dest_qp;
-                let Some(conn) = self.connection_mut(id) else {
+                let Some(conn) = self.conns.get_mut((id as usize).wrapping_sub(1)).and_then(|c| c.as_mut()) else {
                     self.counters.unknown_connection += 1;
                     return;
                 };
                 if let ConnState::Connecting { nonce, .. } = conn.state {
-                    if nonce != c.nonce {
+                    let from_peer = conn.peer.plane_of(f.addrs.src_ip).is_some();
+                    let sane = c.paths >= 1 && c.planes >= 1 && c.mtu >= 64;
+                    if nonce != c.nonce || !from_peer || !sane {
                         self.counters.invalid_requests += 1;
                         return;
                     }
                     conn.peer_conn = c.src_conn;
-                    conn.paths = conn.paths.min(c.paths).max(1);
-                    conn.planes = conn.planes.min(c.planes).max(1);
-                    conn.mtu = conn.mtu.min(c.mtu);
+                    let (paths, planes, mtu) =
+                        (conn.paths.min(c.paths), conn.planes.min(c.planes), conn.mtu.min(c.mtu));
+                    conn.renegotiate(paths, planes, mtu, &mut self.rng);
                     conn.set_rx_isn(c.isn);
                     conn.rx_capacity_mbps = c.rx_capacity_mbps;
                     conn.state = ConnState::Established;

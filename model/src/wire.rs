@@ -33,6 +33,8 @@ pub const MRH_LEN: usize = 16;
 pub const SDH_LEN: usize = 16;
 /// Bytes of the remote placement extension (WRITE only).
 pub const RPH_LEN: usize = 12;
+/// Bytes of the receive queue header (SEND only).
+pub const RQH_LEN: usize = 4;
 /// Bytes of the ACK header including the 256-bit SACK bitmap.
 pub const AKH_LEN: usize = 56;
 /// Bytes of the NAK header.
@@ -45,7 +47,7 @@ pub const FRAME_OVERHEAD: usize = BTH_OFFSET + BTH_LEN + ICRC_LEN;
 /// Header bytes of an mroce WRITE data frame (everything but payload and pad).
 pub const WRITE_HEADERS: usize = FRAME_OVERHEAD + MRH_LEN + SDH_LEN + RPH_LEN;
 /// Header bytes of an mroce SEND data frame.
-pub const SEND_HEADERS: usize = FRAME_OVERHEAD + MRH_LEN + SDH_LEN;
+pub const SEND_HEADERS: usize = FRAME_OVERHEAD + MRH_LEN + SDH_LEN + RQH_LEN;
 
 /// ECN codepoints of the IPv4 header (RFC 3168).
 pub mod ecn {
@@ -85,7 +87,7 @@ pub mod opcode {
 
     /// mroce RDMA WRITE data packet: MRH + SDH + RPH + payload.
     pub const MR_WRITE: u8 = 0xC0;
-    /// mroce SEND data packet: MRH + SDH + payload.
+    /// mroce SEND data packet: MRH + SDH + RQH + payload.
     pub const MR_SEND: u8 = 0xC1;
     /// mroce per-path ACK: AKH (base, cumulative, 256-bit SACK, ECN echo, rate hint).
     pub const MR_ACK: u8 = 0xC2;
@@ -409,7 +411,7 @@ pub fn finish_frame(buf: &mut [u8], addrs: &FrameAddrs, bth: &Bth, body_len: usi
     {
         let ip = &mut buf[ETH_LEN..ETH_LEN + IPV4_LEN];
         ip[0] = 0x45;
-        ip[1] = (addrs.dscp << 2) | (addrs.ecn & 3);
+        ip[1] = ((addrs.dscp & 0x3F) << 2) | (addrs.ecn & 3);
         ip[2..4].copy_from_slice(&total.to_be_bytes());
         ip[4..6].copy_from_slice(&[0, 0]); // identification: DF is set, never fragmented
         ip[6..8].copy_from_slice(&0x4000u16.to_be_bytes());
@@ -640,6 +642,9 @@ pub enum MrPacket<'a> {
         mrh: Mrh,
         /// Stream data header.
         sdh: Sdh,
+        /// Receive sequence number (RQH): this SEND is the `rsn`-th SEND of its stream and
+        /// lands in the `rsn`-th receive posted on that stream.
+        rsn: u32,
         /// Payload bytes.
         payload: &'a [u8],
     },
@@ -679,9 +684,11 @@ pub fn decode_mroce<'a>(opcode: u8, body: &'a [u8]) -> Result<MrPacket<'a>, Wire
         MR_SEND => {
             let mrh = Mrh::read(body)?;
             let sdh = Sdh::read(&body[MRH_LEN..])?;
-            let payload = &body[MRH_LEN + SDH_LEN..];
+            need(body.len(), MRH_LEN + SDH_LEN + RQH_LEN)?;
+            let rsn = be32(body, MRH_LEN + SDH_LEN);
+            let payload = &body[MRH_LEN + SDH_LEN + RQH_LEN..];
             check_payload(&sdh, payload.len())?;
-            Ok(MrPacket::Send { mrh, sdh, payload })
+            Ok(MrPacket::Send { mrh, sdh, rsn, payload })
         }
         MR_PROBE => {
             let mrh = Mrh::read(body)?;
@@ -766,7 +773,7 @@ pub fn mroce_header_len(opcode: u8) -> Option<usize> {
     use opcode::*;
     Some(match opcode {
         MR_WRITE => MRH_LEN + SDH_LEN + RPH_LEN,
-        MR_SEND => MRH_LEN + SDH_LEN,
+        MR_SEND => MRH_LEN + SDH_LEN + RQH_LEN,
         MR_PROBE => MRH_LEN,
         MR_ACK => AKH_LEN,
         MR_NAK => NKH_LEN,
@@ -791,9 +798,10 @@ pub fn write_mroce_headers(b: &mut [u8], pkt: &MrPacket<'_>) -> Result<usize, Wi
             r[0..8].copy_from_slice(&rph.va.to_be_bytes());
             r[8..12].copy_from_slice(&rph.rkey.to_be_bytes());
         }
-        MrPacket::Send { mrh, sdh, .. } => {
+        MrPacket::Send { mrh, sdh, rsn, .. } => {
             mrh.write(b);
             sdh.write(&mut b[MRH_LEN..]);
+            b[MRH_LEN + SDH_LEN..MRH_LEN + SDH_LEN + RQH_LEN].copy_from_slice(&rsn.to_be_bytes());
         }
         MrPacket::Probe { mrh } => mrh.write(b),
         MrPacket::Ack(a) => {

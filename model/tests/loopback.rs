@@ -305,3 +305,96 @@ fn lost_naks_and_disconnects_are_recovered() {
     l.a.disconnect(l.now, c).unwrap();
     assert!(l.run_until(l.now + 100_000_000, |l| l.a.connection_count() == 0 && l.b.connection_count() == 0));
 }
+
+#[test]
+fn fewer_paths_at_the_acceptor_are_negotiated() {
+    let a = EndpointConfig { paths: 16, ..Default::default() };
+    let b = EndpointConfig { paths: 4, ..Default::default() };
+    let mut l = Link::new(17, a, b, random_loss(0.01));
+    write_transfer(&mut l, 1 << 20, 17);
+    assert_eq!(l.b.stats().bad_path, 0);
+    assert_eq!(l.a.connection(1).unwrap().selector().path(4).health, mroce_model::path_selector::PathHealth::Disabled);
+}
+
+#[test]
+fn sends_match_receives_by_rsn_even_mixed_with_writes() {
+    // WRITE, SEND, WRITE, SEND on one stream, with the first packets lost: each SEND must
+    // land in its own receive (the n-th SEND in the n-th receive).
+    let mut dropped = 0;
+    let inj: Injector = Box::new(move |to_b, f, _| {
+        if to_b && matches!(opcode(f), opcode::MR_WRITE | opcode::MR_SEND) && dropped < 2 {
+            dropped += 1;
+            return Fate::Drop;
+        }
+        Fate::Deliver
+    });
+    let mut l = Link::new(18, EndpointConfig::default(), EndpointConfig::default(), inj);
+    let c = l.connect();
+    let bc = l.b_conn();
+    let src = l.a.memory_mut().register(4 * 6000, Access { remote_write: false });
+    for (i, x) in l.a.memory_mut().local_mut(src, 0, 24000).unwrap().iter_mut().enumerate() {
+        *x = (i % 251) as u8;
+    }
+    let wdst = l.b.memory_mut().register(2 * 6000, Access { remote_write: true });
+    let rdst = l.b.memory_mut().register(2 * 8192, Access { remote_write: false });
+    for i in 0..2u64 {
+        l.b.post_recv(bc, 3, LocalBuf { key: rdst, offset: i * 8192, len: 8192 }, 500 + i).unwrap();
+    }
+    for i in 0..4u64 {
+        let local = LocalBuf { key: src, offset: i * 6000, len: 6000 };
+        if i % 2 == 0 {
+            l.a.post_write(c, 3, local, RemoteBuf { va: wdst.va + (i / 2) * 6000, rkey: wdst.rkey }, i).unwrap();
+        } else {
+            l.a.post_send(c, 3, local, i).unwrap();
+        }
+    }
+    assert!(l.run_until(100_000_000, |l| l.completions_a().len() == 4 && l.completions_b().len() == 4));
+    let rx: Vec<(WorkKind, u64)> = l.completions_b().iter().map(|c| (c.kind, c.wr_id)).collect();
+    assert_eq!(rx, vec![(WorkKind::WriteReceived, 0), (WorkKind::Recv, 500), (WorkKind::WriteReceived, 0), (WorkKind::Recv, 501)]);
+    let a = l.a.memory().region(src).unwrap().to_vec();
+    let r = l.b.memory().region(rdst).unwrap();
+    assert_eq!(&r[..6000], &a[6000..12000], "SEND 1 in receive 0");
+    assert_eq!(&r[8192..8192 + 6000], &a[18000..24000], "SEND 3 in receive 1");
+    let w = l.b.memory().region(wdst).unwrap();
+    assert_eq!(&w[..6000], &a[..6000]);
+    assert_eq!(&w[6000..], &a[12000..18000]);
+}
+
+#[test]
+fn failed_write_does_not_consume_a_receive() {
+    let mut l = Link::simple(19, 0.0);
+    let c = l.connect();
+    let bc = l.b_conn();
+    let src = l.a.memory_mut().register(4096, Access { remote_write: false });
+    let dst = l.b.memory_mut().register(4096, Access { remote_write: true });
+    l.b.post_recv(bc, 0, LocalBuf { key: dst, offset: 0, len: 4096 }, 77).unwrap();
+    l.a.post_write(c, 0, LocalBuf { key: src, offset: 0, len: 64 }, RemoteBuf { va: dst.va, rkey: 0xBAD }, 1).unwrap();
+    l.a.post_send(c, 0, LocalBuf { key: src, offset: 0, len: 64 }, 2).unwrap();
+    assert!(l.run_until(100_000_000, |l| l.completions_a().len() == 2 && l.completions_b().len() == 2));
+    let rx: Vec<(WorkKind, u64, Status)> = l.completions_b().iter().map(|c| (c.kind, c.wr_id, c.status)).collect();
+    assert_eq!(rx, vec![(WorkKind::WriteReceived, 0, Status::RemoteAccessError), (WorkKind::Recv, 77, Status::Ok)]);
+}
+
+#[test]
+fn idle_connection_does_not_time_out_when_work_resumes() {
+    let mut l = Link::simple(20, 0.0);
+    let c = l.connect();
+    let (src, dst) = regions(&mut l, 64 << 10, 20);
+    // Idle for longer than the peer timeout (100 ms), then transfer.
+    l.run_until(l.now + 150_000_000, |_| false);
+    post_writes(&mut l, c, src, dst, 64 << 10, 16 << 10, 2);
+    assert!(l.run_until(l.now + 100_000_000, |l| l.completions_a().len() == 4));
+    assert!(l.completions_a().iter().all(|c| c.status == Status::Ok));
+    assert_eq!(l.a.stats().peer_timeouts, 0);
+}
+
+#[test]
+fn streams_are_served_round_robin() {
+    let mut l = Link::simple(21, 0.0);
+    let c = l.connect();
+    let (src, dst) = regions(&mut l, 8 << 20, 21);
+    l.a.post_write(c, 0, LocalBuf { key: src, offset: 0, len: 8 << 20 }, RemoteBuf { va: dst.va, rkey: dst.rkey }, 1).unwrap();
+    l.a.post_write(c, 1, LocalBuf { key: src, offset: 0, len: 4096 }, RemoteBuf { va: dst.va, rkey: dst.rkey }, 2).unwrap();
+    assert!(l.run_until(1_000_000_000, |l| l.completions_a().len() == 2));
+    assert_eq!(l.completions_a()[0].wr_id, 2, "the small message on stream 1 is not stuck behind stream 0");
+}

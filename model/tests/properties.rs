@@ -47,7 +47,7 @@ fn roundtrip_every_packet_type() {
         let sdh = Sdh { stream: u.arbitrary()?, msg_seq: u.arbitrary()?, offset, msg_len: offset + payload_len as u32 + u.int_in_range(0..=5000)? };
         let pkt = match u.int_in_range(0..=8)? {
             0 => MrPacket::Write { mrh: mrh(u)?, sdh, rph: Rph { va: u.arbitrary()?, rkey: u.arbitrary()? }, payload: &payload },
-            1 => MrPacket::Send { mrh: mrh(u)?, sdh, payload: &payload },
+            1 => MrPacket::Send { mrh: mrh(u)?, sdh, rsn: u.arbitrary()?, payload: &payload },
             2 => MrPacket::Probe { mrh: mrh(u)? },
             3 => MrPacket::Ack(Akh {
                 path: u.arbitrary()?,
@@ -98,7 +98,7 @@ fn decode_of_mutated_frames_never_panics_and_never_accepts_a_changed_payload() {
     arbtest::arbtest(|u| {
         let payload: Vec<u8> = (0..u.int_in_range(1..=200usize)?).map(|_| u.arbitrary()).collect::<Result<_>>()?;
         let sdh = Sdh { stream: 1, msg_seq: 2, offset: 0, msg_len: payload.len() as u32 };
-        let pkt = MrPacket::Send { mrh: mrh(u)?, sdh, payload: &payload };
+        let pkt = MrPacket::Send { mrh: mrh(u)?, sdh, rsn: 3, payload: &payload };
         let mut buf = vec![0u8; 512];
         let n = encode_mroce(&mut buf, &addrs(u)?, &Bth::new(0, 5, 1), &pkt).unwrap();
         let mut f = buf[..n].to_vec();
