@@ -508,17 +508,19 @@ impl Connection {
         if let Some(r) = self.poll_probe(now, local, buf, ctx) {
             return Some(r);
         }
-        let (chunk, is_retx) = self.next_chunk(ctx.counters)?;
-        if !self.local_ok(chunk, ctx) {
+        let (chunk, is_retx) = loop {
+            let (chunk, is_retx) = self.next_chunk(ctx.counters)?;
+            if self.local_ok(chunk, ctx) {
+                break (chunk, is_retx);
+            }
             // The application deregistered the buffer under a pending request: fail the
-            // message instead of sending a malformed packet.
+            // message instead of sending a malformed packet, and go on with the next one.
             ctx.counters.local_access_errors += 1;
             if let Some(m) = self.msg_tx_mut(chunk.stream, chunk.msg_seq) {
                 m.status = Some(Status::ConnectionFailed);
             }
             self.complete_tx(ctx);
-            return None;
-        }
+        };
         if self.idle {
             // Busy again after an idle spell: the peer timeout counts from now.
             self.last_progress = now;
@@ -777,7 +779,9 @@ impl Connection {
             }
             pending |= !st.msgs.is_empty();
         }
-        self.idle = !pending;
+        if !pending {
+            self.idle = true;
+        }
     }
 
     pub(crate) fn on_nak(&mut self, k: &Nkh, ctx: &mut Ctx<'_>) {
@@ -1231,6 +1235,11 @@ impl Connection {
         }
         self.retx.clear();
         self.complete_tx(ctx);
+    }
+
+    /// No transmission was attempted since the connection last had nothing pending.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.idle
     }
 
     /// Time of the last ACK progress.

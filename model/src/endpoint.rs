@@ -648,7 +648,7 @@ impl Endpoint {
         let timeout = self.cfg.peer_timeout_ns;
         let Some((c, mut ctx)) = self.split(id) else { return };
         let wake = c.on_timeout(now, hint, &mut ctx);
-        if c.pending_messages() > 0 && now.saturating_sub(c.last_progress()) > timeout {
+        if c.pending_messages() > 0 && !c.is_idle() && now.saturating_sub(c.last_progress()) > timeout {
             // The peer is gone: fail everything and tear the connection down.
             ctx.counters.peer_timeouts += 1;
             c.fail_all(&mut ctx);

@@ -14,24 +14,24 @@ use mroce_model::wire::{self, ecn, Akh, Bth, Cmh, FrameAddrs, MrPacket, Mrh, Rph
 /// SPEC.md §5.11.1: a single-chunk RDMA WRITE of the 6 bytes "mroce!".
 const WRITE_HEX: &str = "
 0000  02 00 00 00 00 02 02 00 00 00 00 01 08 00 45 6a
-0010  00 60 00 00 40 00 40 11 26 21 0a 00 00 01 0a 00
-0020  00 02 c1 23 12 b7 00 4c 00 00 c0 a0 ff ff 00 00
+0010  00 60 00 00 40 00 40 11 24 21 0a 00 01 01 0a 00
+0020  01 02 c1 23 12 b7 00 4c 00 00 c0 a0 ff ff 00 00
 0030  04 56 80 ab cd ef 10 03 01 00 89 ab cd ef 89 ab
 0040  cd e0 00 01 e2 40 00 07 00 00 00 00 00 05 00 00
 0050  00 00 00 00 00 06 00 00 10 00 00 00 00 40 00 00
-0060  01 a7 6d 72 6f 63 65 21 00 00 6c 4b 83 4f
+0060  01 a7 6d 72 6f 63 65 21 00 00 12 bc 6f 55
 ";
 
 /// SPEC.md §5.11.2: the ACK of path 3 reporting a hole at PSN 0x89ABCDEE.
 const ACK_HEX: &str = "
 0000  02 00 00 00 00 01 02 00 00 00 00 02 08 00 45 c2
-0010  00 64 00 00 40 00 40 11 25 c5 0a 00 00 02 0a 00
-0020  00 01 c1 23 12 b7 00 50 00 00 c2 00 ff ff 00 00
+0010  00 64 00 00 40 00 40 11 23 c5 0a 00 01 02 0a 00
+0020  01 01 c1 23 12 b7 00 50 00 00 c2 00 ff ff 00 00
 0030  01 23 00 00 00 00 03 00 00 01 00 04 00 00 89 ab
 0040  cd e0 89 ab cd ee 00 01 e2 40 00 06 1a 80 00 00
 0050  bf ff 00 00 00 00 00 00 00 00 00 00 00 00 00 00
-0060  00 00 00 00 00 00 00 00 00 00 00 00 00 00 62 9a
-0070  1a db
+0060  00 00 00 00 00 00 00 00 00 00 00 00 00 00 02 6d
+0070  d8 ef
 ";
 
 /// SPEC.md §5.11.3: the CONNECT that opened the connection.
@@ -44,13 +44,28 @@ const CONNECT_HEX: &str = "
 0050  cd ef 08 c4 30 1c
 ";
 
+/// SPEC.md §5.11.4: a single-chunk SEND of "hello", the fourth SEND of its stream (RSN 3).
+const SEND_HEX: &str = "
+0000  02 00 00 00 00 02 02 00 00 00 00 01 08 00 45 6a
+0010  00 58 00 00 40 00 40 11 26 29 0a 00 00 01 0a 00
+0020  00 02 c1 24 12 b7 00 44 00 00 c1 b0 ff ff 00 00
+0030  04 56 80 ab cd 11 10 04 00 00 89 ab cd 11 89 ab
+0040  cd 00 00 01 e2 6c 00 07 00 00 00 00 00 06 00 00
+0050  00 00 00 00 00 05 00 00 00 03 68 65 6c 6c 6f 00
+0060  00 00 4c 6e 73 28
+";
+
 const A_MAC: [u8; 6] = [2, 0, 0, 0, 0, 1];
 const B_MAC: [u8; 6] = [2, 0, 0, 0, 0, 2];
+/// Plane-0 addresses (plane k is 10.0.k.x, as `NicAddr::with_planes` builds them).
 const A_IP: [u8; 4] = [10, 0, 0, 1];
 const B_IP: [u8; 4] = [10, 0, 0, 2];
+/// Plane-1 addresses: path 3 is on plane 1.
+const A_IP1: [u8; 4] = [10, 0, 1, 1];
+const B_IP1: [u8; 4] = [10, 0, 1, 2];
 
 fn write_packet() -> (FrameAddrs, Bth, MrPacket<'static>) {
-    let addrs = FrameAddrs { dst_mac: B_MAC, src_mac: A_MAC, src_ip: A_IP, dst_ip: B_IP, src_port: 0xC123, dscp: 26, ecn: ecn::ECT0, ttl: 64 };
+    let addrs = FrameAddrs { dst_mac: B_MAC, src_mac: A_MAC, src_ip: A_IP1, dst_ip: B_IP1, src_port: 0xC123, dscp: 26, ecn: ecn::ECT0, ttl: 64 };
     let mrh = Mrh { flags: 0, path: 3, plane: 1, psn: 0x89AB_CDEF, floor: 0x89AB_CDE0, ts: 123_456 };
     let sdh = Sdh { stream: 7, msg_seq: 5, offset: 0, msg_len: 6 };
     let rph = Rph { va: 0x0000_1000_0000_0040, rkey: 0x0000_01A7 };
@@ -61,7 +76,7 @@ fn write_packet() -> (FrameAddrs, Bth, MrPacket<'static>) {
 }
 
 fn ack_packet() -> (FrameAddrs, Bth, MrPacket<'static>) {
-    let addrs = FrameAddrs { dst_mac: A_MAC, src_mac: B_MAC, src_ip: B_IP, dst_ip: A_IP, src_port: 0xC123, dscp: 48, ecn: ecn::ECT0, ttl: 64 };
+    let addrs = FrameAddrs { dst_mac: A_MAC, src_mac: B_MAC, src_ip: B_IP1, dst_ip: A_IP1, src_port: 0xC123, dscp: 48, ecn: ecn::ECT0, ttl: 64 };
     let akh = Akh {
         path: 3,
         flags: 0,
@@ -92,9 +107,24 @@ fn connect_packet() -> (FrameAddrs, Bth, MrPacket<'static>) {
     (addrs, Bth::new(0, 0, 0), MrPacket::Connect(cmh))
 }
 
+fn send_packet() -> (FrameAddrs, Bth, MrPacket<'static>) {
+    let addrs = FrameAddrs { dst_mac: B_MAC, src_mac: A_MAC, src_ip: A_IP, dst_ip: B_IP, src_port: 0xC124, dscp: 26, ecn: ecn::ECT0, ttl: 64 };
+    let mrh = Mrh { flags: 0, path: 4, plane: 0, psn: 0x89AB_CD11, floor: 0x89AB_CD00, ts: 123_500 };
+    let sdh = Sdh { stream: 7, msg_seq: 6, offset: 0, msg_len: 5 };
+    let mut bth = Bth::new(0, 0x00_0456, mrh.psn);
+    bth.ack_req = true; // last chunk of its message
+    bth.se = true; // last chunk of its message
+    (addrs, bth, MrPacket::Send { mrh, sdh, rsn: 3, payload: b"hello" })
+}
+
 /// Every golden frame: (name used in SPEC.md markers, hex constant, packet).
 fn goldens() -> Vec<(&'static str, &'static str, (FrameAddrs, Bth, MrPacket<'static>))> {
-    vec![("write", WRITE_HEX, write_packet()), ("ack", ACK_HEX, ack_packet()), ("connect", CONNECT_HEX, connect_packet())]
+    vec![
+        ("write", WRITE_HEX, write_packet()),
+        ("ack", ACK_HEX, ack_packet()),
+        ("connect", CONNECT_HEX, connect_packet()),
+        ("send", SEND_HEX, send_packet()),
+    ]
 }
 
 fn encode(p: &(FrameAddrs, Bth, MrPacket<'_>)) -> Vec<u8> {
@@ -183,12 +213,22 @@ fn golden_constants_decode_to_their_fields() {
     assert_eq!(w[wire::BTH_OFFSET], 0xC0);
     assert_eq!(w[43], 0xA0, "SE=1, PadCnt=2");
     assert_eq!(&w[98..104], b"mroce!");
-    assert_eq!(u32::from_le_bytes([w[106], w[107], w[108], w[109]]), 0x4F83_4B6C);
+    assert_eq!(&w[26..34], &[10, 0, 1, 1, 10, 0, 1, 2], "plane-1 addresses");
+    assert_eq!(u32::from_le_bytes([w[106], w[107], w[108], w[109]]), 0x556F_BC12);
     let a = parse_dump(ACK_HEX);
     assert_eq!(a.len(), 114);
     assert_eq!(&a[78..82], &[0x00, 0x00, 0xBF, 0xFF], "SACK word 0");
     let c = parse_dump(CONNECT_HEX);
     assert_eq!(c.len(), 86);
+    let s = parse_dump(SEND_HEX);
+    assert_eq!(s.len(), 102);
+    assert_eq!(wire::SEND_HEADERS + 5 + 3, 102, "SEND_HEADERS + payload + pad");
+    assert_eq!(s[wire::BTH_OFFSET], 0xC1);
+    assert_eq!(s[43], 0xB0, "SE=1, PadCnt=3");
+    assert_eq!(&s[86..90], &3u32.to_be_bytes(), "RQH RSN");
+    assert_eq!(&s[90..95], b"hello");
+    assert_eq!(&s[95..98], &[0, 0, 0], "pad");
+    assert_eq!(u32::from_le_bytes([s[98], s[99], s[100], s[101]]), 0x2873_6E4C);
 }
 
 #[test]
@@ -323,6 +363,7 @@ fn spec_parameter_table_matches_the_constants() {
         ("MRH_LEN", wire::MRH_LEN as u64),
         ("SDH_LEN", wire::SDH_LEN as u64),
         ("RPH_LEN", wire::RPH_LEN as u64),
+        ("RQH_LEN", wire::RQH_LEN as u64),
         ("AKH_LEN", wire::AKH_LEN as u64),
         ("NKH_LEN", wire::NKH_LEN as u64),
         ("CMH_LEN", wire::CMH_LEN as u64),
