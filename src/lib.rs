@@ -3,12 +3,15 @@
 //!
 //! - [`pipe`]: in-memory lossy multipath link harness (discrete-event simulation);
 //! - [`pipe_sweep`]: the pipe over losses, transports and seeds, with medians;
-//! - [`pcap`]: classic pcap writer shared by the drivers;
+//! - [`pcap`]: classic pcap writer shared by the drivers (lives in `mroce_sim`, re-exported);
+//! - [`cli_sim`]: the `mroce sim ...` experiments (fabric simulator in `mroce_sim`);
 //! - [`transports`]: the single factory that builds a transport by kind;
 //! - [`rng`]: deterministic generators; [`size`]: byte-size arguments.
 #![warn(missing_docs)]
 
-pub mod pcap;
+pub use mroce_sim::pcap;
+pub mod cli_sim;
+pub mod cli_udp;
 pub mod pipe;
 pub mod pipe_sweep;
 pub mod rng;

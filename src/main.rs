@@ -30,6 +30,10 @@ enum Command {
     Pipe(PipeArgs),
     /// The pipe over several losses, transports and seeds: medians and ratios to loss 0.
     PipeSweep(SweepArgs),
+    /// Over real UDP sockets between processes: listen, send, blast (raw-UDP baseline).
+    Udp(mroce::cli_udp::UdpArgs),
+    /// Packet-level fabric simulator: multi-plane leaf-spine experiments, mroce vs RoCEv2.
+    Sim(mroce::cli_sim::SimArgs),
 }
 
 fn size_arg(s: &str) -> Result<u64, String> {
@@ -244,5 +248,7 @@ fn main() -> ExitCode {
     match &cli.command {
         Command::Pipe(a) => cmd_pipe(a),
         Command::PipeSweep(a) => cmd_pipe_sweep(a),
+        Command::Udp(a) => mroce::cli_udp::run(a),
+        Command::Sim(a) => mroce::cli_sim::run(a),
     }
 }

@@ -1,0 +1,258 @@
+//! path_selector: RustHDL simulation against `mroce_model::path_selector::PathSelector`.
+use mroce_hdl::path_selector::*;
+use mroce_model::path_selector::{Credit, PathHealth, PathSelector};
+use rust_hdl::prelude::*;
+
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Select(u32),
+    Charge(u8),
+    Credit(u8, u16, u16, bool),
+    Health(u8, u8),
+    Clear(u8),
+    ReqReroll(u8, u16),
+    Reroll(u8, u16),
+    Plane(u8, u8),
+    PlaneUp(u8, bool),
+    Limit(u16),
+    Init(u8, u8),
+}
+
+/// (op, ok, path, entropy, plane, health)
+type Rec = (u64, bool, u8, u16, u8, u8);
+
+fn health_code(h: PathHealth) -> u8 {
+    match h {
+        PathHealth::Up => 0,
+        PathHealth::Suspect => 1,
+        PathHealth::Down => 2,
+        PathHealth::Disabled => 3,
+    }
+}
+
+fn health_of(c: u8) -> PathHealth {
+    [PathHealth::Up, PathHealth::Suspect, PathHealth::Down, PathHealth::Disabled][c as usize & 3]
+}
+
+fn model_run(ops: &[Op]) -> Vec<Rec> {
+    let mut m = PathSelector::default();
+    ops.iter()
+        .map(|op| {
+            let (code, ok, path) = match *op {
+                Op::Select(room) => match m.select(room) {
+                    Some(p) => (SEL_OP_SELECT, true, p),
+                    None => (SEL_OP_SELECT, false, 255),
+                },
+                Op::Charge(p) => {
+                    m.charge(p);
+                    (SEL_OP_CHARGE, false, p)
+                }
+                Op::Credit(p, acked, lost, ce) => (SEL_OP_CREDIT, m.credit(&Credit { path: p, acked, lost, ce }), p),
+                Op::Health(p, h) => {
+                    m.set_health(p, health_of(h));
+                    (SEL_OP_SET_HEALTH, false, p)
+                }
+                Op::Clear(p) => {
+                    m.clear_inflight(p);
+                    (SEL_OP_CLEAR_INFLIGHT, false, p)
+                }
+                Op::ReqReroll(p, r) => {
+                    m.request_reroll(p, r);
+                    (SEL_OP_REQUEST_REROLL, false, p)
+                }
+                Op::Reroll(p, r) => {
+                    m.reroll(p, r);
+                    (SEL_OP_REROLL, false, p)
+                }
+                Op::Plane(p, pl) => {
+                    m.set_plane(p, pl);
+                    (SEL_OP_SET_PLANE, false, p)
+                }
+                Op::PlaneUp(pl, up) => {
+                    m.set_plane_up(pl, up);
+                    (SEL_OP_SET_PLANE_UP, false, 255)
+                }
+                Op::Limit(n) => {
+                    m.set_conn_limit(n);
+                    (SEL_OP_SET_CONN_LIMIT, false, 255)
+                }
+                Op::Init(paths, planes) => {
+                    m = PathSelector::new(paths, planes);
+                    (SEL_OP_INIT, false, 255)
+                }
+            };
+            if path == 255 {
+                (code, ok, 255, 0, 0, 0)
+            } else {
+                let s = m.path(path);
+                (code, ok, path, s.entropy, s.plane, health_code(s.health))
+            }
+        })
+        .collect()
+}
+
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u32 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 33) as u32
+    }
+    fn below(&mut self, n: u32) -> u32 {
+        self.next() % n
+    }
+}
+
+fn tick(u: &mut PathSelectorHw) {
+    u.clock.next = Clock { clk: true };
+    assert!(simulate(u, 200));
+    u.clock.next = Clock { clk: false };
+    assert!(simulate(u, 200));
+}
+
+fn hw_run(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> (Vec<Rec>, usize) {
+    let mut u = PathSelectorHw::default();
+    u.connect_all();
+    simulate(&mut u, 200);
+    let mut all = vec![Op::Init(16, 1)]; // PathSelector::default()
+    all.extend_from_slice(ops);
+    let mut rng = Lcg(seed);
+    let mut i = 0;
+    let mut out = vec![];
+    let mut clocks = 0;
+    while out.len() < all.len() {
+        clocks += 1;
+        assert!(clocks < 40 * all.len() + 1000, "stuck");
+        let offer = i < all.len() && rng.below(100) < p_valid;
+        u.in_valid.next = offer;
+        if offer {
+            let (code, p, room, a, b, flag) = match all[i] {
+                Op::Select(room) => (SEL_OP_SELECT, 0, room, 0, 0, false),
+                Op::Charge(p) => (SEL_OP_CHARGE, p, 0, 0, 0, false),
+                Op::Credit(p, acked, lost, ce) => (SEL_OP_CREDIT, p, 0, acked, lost, ce),
+                Op::Health(p, h) => (SEL_OP_SET_HEALTH, p, 0, u16::from(h), 0, false),
+                Op::Clear(p) => (SEL_OP_CLEAR_INFLIGHT, p, 0, 0, 0, false),
+                Op::ReqReroll(p, r) => (SEL_OP_REQUEST_REROLL, p, 0, r, 0, false),
+                Op::Reroll(p, r) => (SEL_OP_REROLL, p, 0, r, 0, false),
+                Op::Plane(p, pl) => (SEL_OP_SET_PLANE, p, 0, u16::from(pl), 0, false),
+                Op::PlaneUp(pl, up) => (SEL_OP_SET_PLANE_UP, 0, 0, u16::from(pl), 0, up),
+                Op::Limit(n) => (SEL_OP_SET_CONN_LIMIT, 0, 0, n, 0, false),
+                Op::Init(paths, planes) => (SEL_OP_INIT, 0, 0, u16::from(paths), u16::from(planes), false),
+            };
+            u.in_op.next = code.into();
+            u.in_path.next = u64::from(p % 16).into();
+            u.in_room.next = u64::from(room & 0xFFFF).into();
+            u.in_a.next = u64::from(a).into();
+            u.in_b.next = u64::from(b).into();
+            u.in_flag.next = flag;
+        }
+        let ready = rng.below(100) < p_ready;
+        u.out_ready.next = ready;
+        assert!(simulate(&mut u, 200));
+        if offer && u.in_ready.val() {
+            i += 1;
+        }
+        if u.out_valid.val() && ready {
+            let o = u.out.val();
+            let code = o.op.to_u64();
+            let rec = if code == SEL_OP_SET_PLANE_UP || code == SEL_OP_SET_CONN_LIMIT || code == SEL_OP_INIT
+                || (code == SEL_OP_SELECT && !o.ok)
+            {
+                (code, o.ok, 255, 0, 0, 0)
+            } else {
+                let pl = o.plane.to_u64() as u8;
+                (code, o.ok, o.path.to_u64() as u8, o.entropy.to_u64() as u16, pl, o.health.to_u64() as u8)
+            };
+            out.push(rec);
+        }
+        tick(&mut u);
+    }
+    (out.split_off(1), clocks)
+}
+
+fn check(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> usize {
+    let want = model_run(ops);
+    let (got, clocks) = hw_run(ops, seed, p_valid, p_ready);
+    for (k, (g, w)) in got.iter().zip(want.iter()).enumerate() {
+        assert_eq!(g, w, "record {k}: {:?}", ops[k]);
+    }
+    clocks
+}
+
+#[test]
+fn round_robin_planes_windows_ii1() {
+    let mut ops = vec![Op::Init(4, 2)];
+    for _ in 0..8 {
+        ops.push(Op::Select(u32::MAX));
+    }
+    ops.push(Op::PlaneUp(1, false));
+    ops.push(Op::Select(u32::MAX));
+    ops.push(Op::Select(u32::MAX));
+    ops.push(Op::Select(0b1011));
+    ops.push(Op::Init(1, 1));
+    for _ in 0..10 {
+        ops.push(Op::Select(u32::MAX)); // window of 8 fills
+    }
+    ops.push(Op::Credit(0, 8, 0, false));
+    for _ in 0..20 {
+        ops.push(Op::Charge(0));
+        ops.push(Op::Credit(0, 1, 0, true));
+    }
+    ops.push(Op::Init(16, 8));
+    ops.push(Op::Limit(3));
+    for _ in 0..5 {
+        ops.push(Op::Select(u32::MAX));
+    }
+    let clocks = check(&ops, 1, 100, 100);
+    assert!(clocks <= ops.len() + 1 + SEL_LATENCY + 2, "II=1: {clocks}");
+}
+
+#[test]
+fn reroll_drain_health_and_back_pressure() {
+    let mut ops = vec![Op::Init(3, 3)];
+    for _ in 0..6 {
+        ops.push(Op::Select(u32::MAX));
+    }
+    ops.push(Op::ReqReroll(1, 0x1234));
+    ops.push(Op::Select(u32::MAX));
+    ops.push(Op::Credit(1, 1, 0, false));
+    ops.push(Op::Credit(1, 0, 1, false)); // drained: the new entropy applies
+    ops.push(Op::Health(2, 1));
+    ops.push(Op::Select(u32::MAX));
+    ops.push(Op::Select(u32::MAX));
+    ops.push(Op::Health(2, 2));
+    ops.push(Op::Clear(0));
+    ops.push(Op::Reroll(0, 0xFFFF));
+    ops.push(Op::Plane(0, 13));
+    check(&ops, 2, 40, 30);
+}
+
+fn random_stream(seed: u64, n: usize) -> Vec<Op> {
+    let mut rng = Lcg(seed);
+    let mut ops = vec![Op::Init(4 + rng.below(13) as u8, 1 + rng.below(8) as u8)];
+    for _ in 0..n {
+        let p = rng.below(16) as u8;
+        let op = match rng.below(100) {
+            0..=39 => Op::Select(if rng.below(4) == 0 { rng.next() } else { u32::MAX }),
+            40..=44 => Op::Charge(p),
+            45..=79 => Op::Credit(p, rng.below(12) as u16, rng.below(3) as u16, rng.below(3) == 0),
+            80..=83 => Op::Health(p, rng.below(4) as u8),
+            84..=86 => Op::Clear(p),
+            87..=90 => Op::ReqReroll(p, rng.next() as u16),
+            91..=92 => Op::Reroll(p, rng.next() as u16),
+            93..=94 => Op::Plane(p, rng.below(16) as u8),
+            95..=96 => Op::PlaneUp(rng.below(8) as u8, rng.below(3) != 0),
+            97..=98 => Op::Limit(rng.below(40) as u16),
+            _ => Op::Init(rng.below(20) as u8, rng.below(10) as u8),
+        };
+        ops.push(op);
+    }
+    ops
+}
+
+#[test]
+fn random_streams_match_model() {
+    for (seed, pv, pr) in [(31u64, 100u32, 100u32), (32, 100, 100), (33, 70, 50)] {
+        let ops = random_stream(seed, 2500);
+        check(&ops, seed, pv, pr);
+    }
+}

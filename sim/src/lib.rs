@@ -1,0 +1,80 @@
+//! mroce-sim: a discrete-event, packet-level simulator of multi-plane leaf-spine fabrics
+//! whose endpoints are the `mroce_model` transports (mroce and the RoCEv2 baseline).
+//!
+//! The simulator is a *driver*: it owns the clock and the wire and talks to every NIC only
+//! through the sans-IO [`Transport`] trait (`handle_frame`, `poll_transmit`, `poll_timeout`,
+//! `handle_timeout`, `poll_event` and the verbs). It contains no protocol logic: switches
+//! forward by the IPv4 destination and ECMP-hash the 5-tuple, queues mark CE by rewriting the
+//! ECN bits with `wire::set_ecn`, and applications post WRITEs and react to completions.
+//!
+//! - [`fabric`]: topology, link numbering, rates, failures, the ECMP hash;
+//! - [`workload`]: regions, connections, flows with dependencies, content checks;
+//! - [`engine`]: the event loop ([`engine::run`]);
+//! - [`experiments`]: the six experiments of `mroce sim` and their JSON summaries;
+//! - [`output`]: JSON lines, CSV and SVG plots;
+//! - [`pcap`]: classic pcap writer (shared with the `pipe` harness);
+//! - [`rng`]: deterministic generators.
+#![warn(missing_docs)]
+
+pub mod engine;
+pub mod experiments;
+pub mod fabric;
+pub mod output;
+pub mod pcap;
+pub mod rng;
+pub mod workload;
+
+pub use mroce_model::transport::{NicAddr, Transport};
+use serde::Serialize;
+
+/// Which transport a run uses. The simulator never names the concrete model types: the
+/// caller's factory builds them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// mroce: multipath, selective repeat, one NIC port per plane, the NIC picks the plane.
+    Mroce,
+    /// RoCEv2 RC baseline: one path per QP, go-back-N, one port per NIC.
+    Rocev2,
+}
+
+impl Kind {
+    /// Both, in report order.
+    pub const ALL: [Kind; 2] = [Kind::Mroce, Kind::Rocev2];
+
+    /// Name in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Mroce => "mroce",
+            Kind::Rocev2 => "rocev2",
+        }
+    }
+
+    /// Whether one NIC drives every plane (mroce) or a host needs one single-plane NIC per
+    /// plane with the application striping over them (RoCEv2: a QP is bound to one port).
+    pub fn spans_planes(self) -> bool {
+        matches!(self, Kind::Mroce)
+    }
+}
+
+impl core::fmt::Display for Kind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the simulator asks of a transport constructor (fields a transport lacks are ignored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TransportParams {
+    /// Paths per connection (mroce).
+    pub paths: u16,
+    /// Payload bytes per packet.
+    pub mtu: u16,
+    /// Inbound capacity of the NIC, Mb/s (mroce's receiver fair-share hints).
+    pub rx_capacity_mbps: u32,
+    /// Connections the NIC must hold.
+    pub max_connections: u32,
+}
+
+/// Builds one NIC: `(kind, addresses, seed, params)`.
+pub type Factory<'a> = dyn FnMut(Kind, NicAddr, u64, &TransportParams) -> Result<Box<dyn Transport>, String> + 'a;

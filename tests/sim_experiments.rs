@@ -1,0 +1,229 @@
+//! Small seeded versions of every `mroce sim` experiment: the JSON contract of each summary,
+//! both transports in the same run, and the physics each figure must obey.
+
+use std::process::Command;
+
+use mroce::cli_sim::sim_factory;
+use mroce_sim::experiments::{self, Collective, Common, NoHooks, Summary};
+use mroce_sim::fabric::FabricConfig;
+use serde_json::Value;
+
+fn common() -> Common {
+    Common {
+        fabric: FabricConfig {
+            hosts: 16,
+            planes: 2,
+            leaves: 4,
+            spines: 4,
+            ..FabricConfig::default()
+        },
+        seed: 3,
+        ..Common::default()
+    }
+}
+
+/// The contract: experiment, seed, events_per_s, wall_s, results with `transport` and the
+/// experiment's fields; both transports present.
+fn contract(s: &Summary, name: &str, fields: &[&str]) {
+    let v = serde_json::to_value(s).unwrap();
+    assert_eq!(v["experiment"], name);
+    assert_eq!(v["seed"], 3);
+    assert!(v["events_per_s"].as_f64().unwrap() > 0.0);
+    assert!(v["wall_s"].as_f64().unwrap() > 0.0);
+    let rows = v["results"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for t in ["mroce", "rocev2"] {
+        assert!(rows.iter().any(|r| r["transport"] == t), "{name}: no {t} row");
+    }
+    for r in rows {
+        for f in fields {
+            assert!(r.get(*f).is_some(), "{name}: row without {f}: {r}");
+        }
+    }
+}
+
+fn rows<'a>(s: &'a Summary, t: &str) -> Vec<&'a Value> {
+    s.results.iter().filter(|r| r["transport"] == t).collect()
+}
+
+#[test]
+fn loss_sweep_small() {
+    let p = experiments::LossSweep {
+        losses: vec![0.0, 0.01, 0.1],
+        bytes_per_flow: 512 << 10,
+        ..Default::default()
+    };
+    let s = experiments::loss_sweep(&common(), &p, &mut sim_factory, &mut NoHooks).unwrap();
+    contract(&s, "loss-sweep", &["loss", "goodput_gbps", "retransmits"]);
+    let cap = 16.0 * 400.0;
+    for r in &s.results {
+        let g = r["goodput_gbps"].as_f64().unwrap();
+        assert!(g > 0.0 && g <= cap, "{r}");
+        assert_eq!(r["integrity"], "ok", "{r}");
+        assert_eq!(r["bytes_delivered"], r["bytes_posted"]);
+        if r["loss"] == 0.0 {
+            assert_eq!(r["relative_goodput"], 1.0);
+            assert_eq!(r["drops_loss"], 0);
+        } else {
+            assert!(r["drops_loss"].as_u64().unwrap() > 0);
+        }
+    }
+    // mroce keeps useful bandwidth at 10% loss.
+    let m10 = rows(&s, "mroce").into_iter().find(|r| r["loss"] == 0.1).unwrap();
+    assert!(m10["relative_mean_flow_goodput"].as_f64().unwrap() > 0.2, "{m10}");
+}
+
+#[test]
+fn collectives_small() {
+    let p = experiments::Collectives {
+        collectives: vec![Collective::AllToAll, Collective::AllReduceRing, Collective::AllReduceHd],
+        a2a_bytes_per_pair: 64 << 10,
+        allreduce_bytes: 1 << 20,
+        ..Default::default()
+    };
+    let s = experiments::collectives(&common(), &p, &mut sim_factory, &mut NoHooks).unwrap();
+    contract(&s, "collectives", &["collective", "cct_us", "ideal_us"]);
+    for r in &s.results {
+        assert_eq!(r["integrity"], "ok", "{r}");
+        // No collective beats the bytes-over-bottleneck bound.
+        assert!(r["cct_us"].as_f64().unwrap() >= r["ideal_us"].as_f64().unwrap(), "{r}");
+    }
+    assert_eq!(s.results.iter().filter(|r| r["collective"] == "all-reduce").count(), 4);
+}
+
+#[test]
+fn planes_small() {
+    let p = experiments::Planes {
+        planes: vec![1, 2, 4],
+        bytes_per_plane: 256 << 10,
+        ..Default::default()
+    };
+    let s = experiments::planes(&common(), &p, &mut sim_factory, &mut NoHooks).unwrap();
+    contract(&s, "planes", &["planes", "goodput_gbps"]);
+    for r in &s.results {
+        assert_eq!(r["integrity"], "ok");
+        let frac = r["fraction_of_capacity"].as_f64().unwrap();
+        assert!(frac > 0.0 && frac <= 1.0, "{r}");
+    }
+    let m = rows(&s, "mroce");
+    assert_eq!(m[0]["scaling_efficiency"], 1.0);
+    // More planes carry more bytes per second.
+    assert!(m[2]["goodput_gbps"].as_f64().unwrap() > m[0]["goodput_gbps"].as_f64().unwrap());
+}
+
+#[test]
+fn plane_failure_small() {
+    let p = experiments::PlaneFailure {
+        bytes: 128 << 10,
+        bin_ns: 2_000,
+        ..Default::default()
+    };
+    let s = experiments::plane_failure(&common(), &p, &mut sim_factory, &mut NoHooks).unwrap();
+    contract(
+        &s,
+        "plane-failure",
+        &[
+            "planes",
+            "recovery_us",
+            "bytes_lost",
+            "messages_completed",
+            "messages_expected",
+        ],
+    );
+    let m = rows(&s, "mroce")[0];
+    assert_eq!(m["messages_completed"], m["messages_expected"], "{m}");
+    assert_eq!(m["integrity"], "ok");
+    assert!(m["bytes_lost"].as_u64().unwrap() > 0);
+    assert!(m["cct_us"].as_f64().unwrap() >= m["cct_no_failure_us"].as_f64().unwrap() * 0.9);
+    let r = rows(&s, "rocev2")[0];
+    assert!(r["messages_completed"].as_u64().unwrap() < r["messages_expected"].as_u64().unwrap());
+}
+
+#[test]
+fn incast_small() {
+    let p = experiments::Incast {
+        senders: vec![8],
+        bytes: 512 << 10,
+        ..Default::default()
+    };
+    let s = experiments::incast(&common(), &p, &mut sim_factory, &mut NoHooks).unwrap();
+    contract(&s, "incast", &["senders", "converge_rtts", "peak_queue_bytes", "drops"]);
+    let f = &common().fabric;
+    let limit = (f.buffer_us * f.host_port_gbps() * 1000.0 / 8.0) as u64;
+    for r in &s.results {
+        assert_eq!(r["integrity"], "ok");
+        assert!(r["peak_queue_bytes"].as_u64().unwrap() <= limit, "{r}");
+        assert!(
+            r["completion_us"].as_f64().unwrap() >= r["ideal_completion_us"].as_f64().unwrap(),
+            "{r}"
+        );
+    }
+}
+
+#[test]
+fn connections_small() {
+    let p = experiments::Connections {
+        connections: vec![512],
+        bytes: 32 << 10,
+        ..Default::default()
+    };
+    let s = experiments::connections(&common(), &p, &mut sim_factory, &mut NoHooks).unwrap();
+    contract(
+        &s,
+        "connections",
+        &[
+            "connections",
+            "jain_fairness",
+            "goodput_gbps",
+            "state_bytes_per_connection",
+        ],
+    );
+    for r in &s.results {
+        assert_eq!(r["connections"], 512);
+        assert_eq!(r["integrity"], "ok");
+        let j = r["jain_fairness"].as_f64().unwrap();
+        assert!(j > 0.0 && j <= 1.0 + 1e-9);
+    }
+}
+
+#[test]
+fn cli_prints_the_summary_on_the_last_line_and_writes_files() {
+    let dir = std::env::temp_dir().join(format!("mroce-sim-cli-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_mroce"))
+        .args([
+            "sim", "incast", "--hosts", "8", "--leaves", "2", "--spines", "2", "--planes", "2",
+        ])
+        .args(["--senders", "4", "--bytes", "128KiB", "--seed", "3", "--json", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let last = stdout.lines().last().unwrap();
+    let v: Value = serde_json::from_str(last).unwrap();
+    assert_eq!(v["experiment"], "incast");
+    assert_eq!(v["seed"], 3);
+    assert_eq!(v["results"].as_array().unwrap().len(), 2);
+    for f in [
+        "summary.json",
+        "results.jsonl",
+        "results.csv",
+        "flows.csv",
+        "timeline.csv",
+    ] {
+        assert!(dir.join(f).exists(), "{f} missing");
+    }
+    let svgs = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "svg"));
+    assert!(svgs.count() >= 2);
+    let jl = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
+    assert_eq!(jl.lines().count(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+    // A bad parameter is a usage error with a message, not a panic.
+    let bad = Command::new(env!("CARGO_BIN_EXE_mroce"))
+        .args(["sim", "planes", "--hosts", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
