@@ -135,6 +135,9 @@ struct Common {
     /// A transfer whose peer sends nothing for this long fails.
     #[arg(long, default_value_t = 5.0, value_parser = secs_arg)]
     peer_timeout_s: f64,
+    /// mroce's RTO before the first RTT sample of a path, µs.
+    #[arg(long, default_value_t = 2000)]
+    rto_init_us: u64,
     /// Seed of the transport's random choices and of the impairment.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -281,7 +284,16 @@ fn build_nic(
 ) -> Result<(Nic, Option<SharedPcap>), String> {
     set_realtime(c.rt_priority);
     let addr = frame::nic_addr(local, c.planes);
-    let t = make_transport(kind, addr, c.seed, &TransportParams { paths, streams }).map_err(|e| e.to_string())?;
+    // Over sockets, scheduling delays reach milliseconds: a 2 ms first RTO avoids spurious
+    // timeouts on the first flight, and the transport's own peer timeout follows the CLI's.
+    let params = TransportParams {
+        paths,
+        streams,
+        rto_min_ns: None,
+        rto_init_ns: Some(c.rto_init_us * 1000),
+        peer_timeout_ns: Some((c.peer_timeout_s * 1e9) as u64),
+    };
+    let t = make_transport(kind, addr, c.seed, &params).map_err(|e| e.to_string())?;
     let mut nic = Nic::new(t, nic_config(c, port, accept)).map_err(|e| e.to_string())?;
     let pcap = match &c.pcap {
         Some(path) => {

@@ -423,6 +423,7 @@ pub fn run(cfg: &PipeConfig) -> Result<PipeReport, PipeError> {
     let params = TransportParams {
         paths: cfg.paths,
         streams: if cfg.uses_connections() { 1 } else { cfg.streams },
+        ..TransportParams::default()
     };
     let kind = cfg.transport;
     run_with(cfg, &mut |addr, seed| Ok(make_transport(kind, addr, seed, &params)?))

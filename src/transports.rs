@@ -61,6 +61,12 @@ pub struct TransportParams {
     pub paths: u16,
     /// Streams per connection the workload uses.
     pub streams: u16,
+    /// RTO floor (mroce) or fixed RTO (RoCEv2), ns; `None` keeps the model default.
+    pub rto_min_ns: Option<u64>,
+    /// RTO before the first RTT sample (mroce), ns.
+    pub rto_init_ns: Option<u64>,
+    /// A connection without ACK progress for this long fails (mroce), ns.
+    pub peer_timeout_ns: Option<u64>,
 }
 
 impl Default for TransportParams {
@@ -68,6 +74,9 @@ impl Default for TransportParams {
         TransportParams {
             paths: mroce_model::params::PATHS as u16,
             streams: 1,
+            rto_min_ns: None,
+            rto_init_ns: None,
+            peer_timeout_ns: None,
         }
     }
 }
@@ -102,22 +111,30 @@ pub fn make_transport(
     match kind {
         TransportKind::Mroce => {
             let paths = params.paths.clamp(1, mroce_model::params::PATHS as u16) as u8;
+            let d = EndpointConfig::default();
             Ok(Box::new(Endpoint::new(
                 EndpointConfig {
                     addr,
                     paths,
-                    ..Default::default()
+                    rto_min_ns: params.rto_min_ns.unwrap_or(d.rto_min_ns),
+                    rto_init_ns: params.rto_init_ns.unwrap_or(d.rto_init_ns),
+                    peer_timeout_ns: params.peer_timeout_ns.unwrap_or(d.peer_timeout_ns),
+                    ..d
                 },
                 seed,
             )))
         }
-        TransportKind::Rocev2 => Ok(Box::new(RoceEndpoint::new(
-            RoceConfig {
-                addr,
-                ..Default::default()
-            },
-            seed,
-        ))),
+        TransportKind::Rocev2 => {
+            let d = RoceConfig::default();
+            Ok(Box::new(RoceEndpoint::new(
+                RoceConfig {
+                    addr,
+                    rto_ns: params.rto_min_ns.unwrap_or(d.rto_ns),
+                    ..d
+                },
+                seed,
+            )))
+        }
     }
 }
 

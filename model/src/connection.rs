@@ -184,6 +184,8 @@ pub struct Connection {
     noted: Option<Nanos>,
     /// No message was pending since the last completion.
     idle: bool,
+    rto_min_ns: u64,
+    rto_init_ns: u64,
 }
 
 fn bit_test(v: &[u64], i: u32) -> bool {
@@ -264,6 +266,8 @@ impl Connection {
             scheduled: None,
             noted: None,
             idle: true,
+            rto_min_ns: crate::params::RTO_MIN_NS,
+            rto_init_ns: crate::params::RTO_INIT_NS,
         }
     }
 
@@ -291,6 +295,17 @@ impl Connection {
     pub(crate) fn set_rx_isn(&mut self, isn: u32) {
         self.isn_rx = isn;
         self.rt = RxTracker::new(isn);
+    }
+
+    /// RTO of path `pi` under this connection's bounds.
+    fn rto(&self, pi: usize) -> u32 {
+        self.rtt[pi].rto_bounded(self.rto_min_ns, self.rto_init_ns)
+    }
+
+    /// Set the RTO floor and the RTO used before the first RTT sample (endpoint config).
+    pub(crate) fn set_rto_bounds(&mut self, min_ns: u64, init_ns: u64) {
+        self.rto_min_ns = min_ns;
+        self.rto_init_ns = init_ns;
     }
 
     /// Path selector (read-only, for tests and telemetry).
@@ -467,7 +482,7 @@ impl Connection {
             let down = self.sel.path(p).health == PathHealth::Down;
             self.tlp_at[pi] = None;
             self.probe_at[pi] = if down { Some(now + PROBE_INTERVAL_NS) } else { None };
-            let rto = self.rtt[pi].rto();
+            let rto = self.rto(pi);
             let psn = self.sb.send(p, t32(now), rto)?;
             self.note_rto(p, now);
             if let Some(t) = self.probe_at[pi] {
@@ -528,7 +543,7 @@ impl Connection {
         }
         let path = self.sel.select(self.sb.room_mask())?;
         let pi = path as usize;
-        let rto = self.rtt[pi].rto();
+        let rto = self.rto(pi);
         let Some(psn) = self.sb.send(path, t32(now), rto) else {
             // Unreachable by construction (room_mask), but never lose the packet's credit.
             self.sel.credit(&Credit { path, acked: 0, lost: 1, ce: false });
@@ -639,7 +654,7 @@ impl Connection {
             Some(h) => h.wrapping_add(1).wrapping_sub(LOSS_THRESHOLD),
             None => a.base,
         };
-        let rto = self.rtt[pi].rto();
+        let rto = self.rto(pi);
         let start = st.una;
         let mut acked = 0u16;
         let mut lost = 0u16;
@@ -1166,7 +1181,7 @@ impl Connection {
             if self.probe_at[pi].is_some_and(|t| t <= now) {
                 wake = true;
             }
-            let rto = self.rtt[pi].rto();
+            let rto = self.rto(pi);
             if let TimerResult::Expired { .. } = self.sb.timer(p, t32(now), rto) {
                 wake = true;
                 self.on_rto(p, now, ctx);

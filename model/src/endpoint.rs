@@ -40,6 +40,10 @@ pub struct EndpointConfig {
     pub hint_window_ns: Nanos,
     /// Use this initial PSN instead of a random one (tests and conformance cases).
     pub fixed_isn: Option<u32>,
+    /// RTO floor, ns (firmware-programmable; software drivers over real sockets need more).
+    pub rto_min_ns: Nanos,
+    /// RTO before the first RTT sample of a path, ns.
+    pub rto_init_ns: Nanos,
 }
 
 impl Default for EndpointConfig {
@@ -54,6 +58,8 @@ impl Default for EndpointConfig {
             peer_timeout_ns: 100_000_000,
             hint_window_ns: 20_000,
             fixed_isn: None,
+            rto_min_ns: crate::params::RTO_MIN_NS,
+            rto_init_ns: crate::params::RTO_INIT_NS,
         }
     }
 }
@@ -277,6 +283,7 @@ impl Endpoint {
                 conn.peer_conn = c.src_conn;
                 conn.set_rx_isn(c.isn);
                 conn.rx_capacity_mbps = c.rx_capacity_mbps;
+                conn.set_rto_bounds(self.cfg.rto_min_ns, self.cfg.rto_init_ns);
                 let out = self.cm_reply(&conn, wire::opcode::MR_CONNECT_ACK, plane, 0);
                 self.conns[id as usize - 1] = Some(conn);
                 self.incoming.insert(key, id);
@@ -424,7 +431,9 @@ impl Transport for Endpoint {
         let isn = self.cfg.fixed_isn.unwrap_or_else(|| self.rng.next_u32());
         let planes = self.cfg.addr.planes.min(peer.planes).max(1);
         let state = ConnState::Connecting { nonce, tries: 1, retry_at: now + CM_RETRY_NS };
-        let conn = Connection::new(id, peer, self.cfg.paths, planes, self.cfg.mtu, isn, state, nonce, &mut self.rng, now);
+        let mut conn =
+            Connection::new(id, peer, self.cfg.paths, planes, self.cfg.mtu, isn, state, nonce, &mut self.rng, now);
+        conn.set_rto_bounds(self.cfg.rto_min_ns, self.cfg.rto_init_ns);
         let out = CmOut { opcode: wire::opcode::MR_CONNECT, peer, plane: 0, dest_qp: 0, cmh: self.cmh(&conn, 0) };
         self.conns[id as usize - 1] = Some(conn);
         self.cm_out.push_back(out);

@@ -31,12 +31,18 @@ impl RttEstimator {
         self.min = self.min.min(rtt);
     }
 
-    /// Retransmission timeout before backoff.
+    /// Retransmission timeout before backoff, with the default bounds.
     pub fn rto(&self) -> u32 {
+        self.rto_bounded(RTO_MIN_NS, RTO_INIT_NS)
+    }
+
+    /// Retransmission timeout before backoff: `init` before any sample, else
+    /// srtt + 4 rttvar clamped to [`min`, RTO_MAX_NS].
+    pub fn rto_bounded(&self, min: u64, init: u64) -> u32 {
         if !self.valid {
-            return RTO_INIT_NS as u32;
+            return init.min(RTO_MAX_NS) as u32;
         }
         let r = u64::from(self.srtt) + 4 * u64::from(self.rttvar);
-        r.clamp(RTO_MIN_NS, RTO_MAX_NS) as u32
+        r.clamp(min.min(RTO_MAX_NS), RTO_MAX_NS) as u32
     }
 }
