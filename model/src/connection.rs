@@ -282,11 +282,17 @@ impl Connection {
 
     fn selector_for(paths: u8, planes: u8, rng: &mut Rng) -> PathSelector {
         let mut sel = PathSelector::new(paths, planes);
-        // Consecutive entropies from a random base: distinct, and spread evenly by any
-        // modulo-based ECMP function. Re-rolls later are random.
-        let base = rng.next_u32() as u16 & !(PATHS as u16 - 1);
+        // Within each plane, consecutive entropies from an independent random base: distinct,
+        // spread evenly by a modulo ECMP function, and (base unaligned, one per plane) not the
+        // same XOR pattern on every plane for a linear CRC hash. Re-rolls later are random.
+        let mut bases = [0u16; crate::params::MAX_PLANES];
+        for b in bases.iter_mut() {
+            *b = rng.next_u32() as u16;
+        }
+        let planes = planes.clamp(1, crate::params::MAX_PLANES as u8);
         for p in 0..paths {
-            sel.reroll(p, base.wrapping_add(u16::from(p)));
+            let plane = (p % planes) as usize;
+            sel.reroll(p, bases[plane].wrapping_add(u16::from(p / planes)));
         }
         sel
     }
@@ -299,6 +305,13 @@ impl Connection {
 
     /// RTO of path `pi` under this connection's bounds.
     fn rto(&self, pi: usize) -> u32 {
+        if !self.rtt[pi].valid {
+            // A path without a sample yet borrows the RTT of a sampled path of the same
+            // connection (same endpoints, similar route) instead of the long initial RTO.
+            if let Some(r) = self.rtt[..self.paths as usize].iter().find(|r| r.valid) {
+                return r.rto_bounded(self.rto_min_ns, self.rto_init_ns);
+            }
+        }
         self.rtt[pi].rto_bounded(self.rto_min_ns, self.rto_init_ns)
     }
 
@@ -480,6 +493,11 @@ impl Connection {
                 continue;
             }
             let down = self.sel.path(p).health == PathHealth::Down;
+            if down && self.sb.outstanding(p) > 0 {
+                // One probe at a time on a dead path; the next one after it resolves.
+                self.probe_at[pi] = Some(now + PROBE_INTERVAL_NS);
+                continue;
+            }
             self.tlp_at[pi] = None;
             self.probe_at[pi] = if down { Some(now + PROBE_INTERVAL_NS) } else { None };
             let rto = self.rto(pi);
@@ -489,7 +507,7 @@ impl Connection {
                 self.note(t);
             }
             self.slots[pi * crate::params::SACK_BITS + psn as usize % crate::params::SACK_BITS] = Slot::Probe;
-            self.sel.charge(p);
+            self.sel.charge_probe(p);
             let sp = *self.sel.path(p);
             let mrh = Mrh { flags: 0, path: p, plane: sp.plane, psn, floor: self.sb.path(p).una, ts: t32(now) };
             let mut bth = wire::Bth::new(wire::opcode::MR_PROBE, self.peer_conn, psn);
@@ -546,7 +564,7 @@ impl Connection {
         let rto = self.rto(pi);
         let Some(psn) = self.sb.send(path, t32(now), rto) else {
             // Unreachable by construction (room_mask), but never lose the packet's credit.
-            self.sel.credit(&Credit { path, acked: 0, lost: 1, ce: false });
+            self.sel.credit(&Credit { path, acked: 0, lost: 1, probes: 0, ce: false });
             return None;
         };
         if is_retx {
@@ -658,6 +676,7 @@ impl Connection {
         let start = st.una;
         let mut acked = 0u16;
         let mut lost = 0u16;
+        let mut probes = 0u16;
         let mut forged = false;
         for k in 0..(2 * SACK_WORDS) as u32 {
             let wp = start.wrapping_add(k * SACK_WORD_BITS as u32);
@@ -676,12 +695,12 @@ impl Connection {
             forged |= r.forged;
             acked += r.freed.count_ones() as u16;
             lost += r.lost.count_ones() as u16;
-            self.apply_word(path, &r, ctx);
+            probes += self.apply_word(path, &r, ctx);
         }
         if forged {
             ctx.counters.forged_ack_bits += 1;
         }
-        if self.sel.credit(&Credit { path, acked, lost, ce: a.ecn_count > 0 }) {
+        if self.sel.credit(&Credit { path, acked, lost, probes, ce: a.ecn_count > 0 }) {
             self.sel.request_reroll(path, ctx.rng.next_u32() as u16);
             ctx.counters.ecn_reroutes += 1;
         }
@@ -714,16 +733,20 @@ impl Connection {
     }
 
     /// Fold one scoreboard word result into the message tables.
-    fn apply_word(&mut self, path: u8, r: &WordResult, ctx: &mut Ctx<'_>) {
+    /// Returns how many of the resolved PSNs were probes.
+    fn apply_word(&mut self, path: u8, r: &WordResult, ctx: &mut Ctx<'_>) -> u16 {
         let base = path as usize * crate::params::SACK_BITS;
+        let mut probes = 0;
         let mut freed = r.freed;
         while freed != 0 {
             let b = freed.trailing_zeros();
             freed &= freed - 1;
             let psn = r.word_psn.wrapping_add(b);
             let slot = core::mem::take(&mut self.slots[base + psn as usize % crate::params::SACK_BITS]);
-            if let Slot::Chunk(c) = slot {
-                self.chunk_acked(c, ctx);
+            match slot {
+                Slot::Chunk(c) => self.chunk_acked(c, ctx),
+                Slot::Probe => probes += 1,
+                Slot::Empty => {}
             }
         }
         let mut lost = r.lost;
@@ -733,10 +756,13 @@ impl Connection {
             let psn = r.word_psn.wrapping_add(b);
             let slot = core::mem::take(&mut self.slots[base + psn as usize % crate::params::SACK_BITS]);
             ctx.counters.losses_detected += 1;
-            if let Slot::Chunk(c) = slot {
-                self.chunk_lost(c);
+            match slot {
+                Slot::Chunk(c) => self.chunk_lost(c),
+                Slot::Probe => probes += 1,
+                Slot::Empty => {}
             }
         }
+        probes
     }
 
     fn chunk_acked(&mut self, c: ChunkRef, ctx: &mut Ctx<'_>) {
@@ -1194,12 +1220,13 @@ impl Connection {
         let pi = path as usize;
         ctx.counters.rtos += 1;
         let mut lost = 0u16;
+        let mut probes = 0u16;
         for _ in 0..SACK_WORDS {
             let r = self.sb.expire_head(path);
             lost += r.lost.count_ones() as u16;
-            self.apply_word(path, &r, ctx);
+            probes += self.apply_word(path, &r, ctx);
         }
-        self.sel.credit(&Credit { path, acked: 0, lost, ce: false });
+        self.sel.credit(&Credit { path, acked: 0, lost, probes, ce: false });
         self.sel.clear_inflight(path);
         self.tlp_at[pi] = None;
         self.rtos_in_row[pi] = self.rtos_in_row[pi].saturating_add(1);

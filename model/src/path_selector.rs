@@ -59,6 +59,8 @@ pub struct Credit {
     pub acked: u16,
     /// Packets declared lost (they leave the flight without growing the window).
     pub lost: u16,
+    /// How many of `acked + lost` were probes (they never count against the connection limit).
+    pub probes: u16,
     /// The ACK reported CE marks.
     pub ce: bool,
 }
@@ -71,6 +73,7 @@ pub struct PathSelector {
     planes_up: u8,
     conn_limit: u16,
     total_inflight: u16,
+    probes_inflight: u16,
 }
 
 impl Default for PathSelector {
@@ -95,6 +98,7 @@ impl PathSelector {
             planes_up: ((1u16 << planes) - 1) as u8,
             conn_limit: u16::MAX,
             total_inflight: 0,
+            probes_inflight: 0,
         };
         for p in 0..PATHS {
             s.paths[p] = SelPathState {
@@ -178,11 +182,19 @@ impl PathSelector {
         Some(p)
     }
 
-    /// Count a packet in flight on `path` chosen by the caller (probes, pinned sends).
+    /// Count a data packet in flight on `path`.
     pub fn charge(&mut self, path: u8) {
         let s = &mut self.paths[path as usize % PATHS];
         s.inflight = s.inflight.saturating_add(1);
         self.total_inflight = self.total_inflight.saturating_add(1);
+    }
+
+    /// Count a probe in flight on `path`: it occupies the path's window but not the
+    /// connection's fair-share limit, so probing a dead plane never starves the live ones.
+    pub fn charge_probe(&mut self, path: u8) {
+        let s = &mut self.paths[path as usize % PATHS];
+        s.inflight = s.inflight.saturating_add(1);
+        self.probes_inflight = self.probes_inflight.saturating_add(1);
     }
 
     /// Return credit from an ACK or a loss, and run the ECN AIMD of the path. Returns true
@@ -203,7 +215,9 @@ impl PathSelector {
         let done = c.acked.saturating_add(c.lost);
         let done = done.min(s.inflight);
         s.inflight -= done;
-        self.total_inflight = self.total_inflight.saturating_sub(done);
+        let probes = c.probes.min(done).min(self.probes_inflight);
+        self.probes_inflight -= probes;
+        self.total_inflight = self.total_inflight.saturating_sub(done - probes);
         if s.reroll_pending && s.inflight == 0 {
             s.entropy = s.pending_entropy;
             s.reroll_pending = false;
@@ -319,11 +333,11 @@ mod tests {
             assert_eq!(s.select(u32::MAX), Some(0));
         }
         assert_eq!(s.select(u32::MAX), None);
-        s.credit(&Credit { path: 0, acked: 8, lost: 0, ce: false });
+        s.credit(&Credit { path: 0, acked: 8, lost: 0, probes: 0, ce: false });
         assert_eq!(s.path(0).cwnd, 9 << CWND_FRAC_BITS);
         for _ in 0..20 {
             s.charge(0);
-            s.credit(&Credit { path: 0, acked: 1, lost: 0, ce: true });
+            s.credit(&Credit { path: 0, acked: 1, lost: 0, probes: 0, ce: true });
         }
         assert!(s.path(0).cwnd < 9 << CWND_FRAC_BITS);
         assert_eq!(s.path(0).inflight, 0);
