@@ -71,16 +71,27 @@ pub fn median(v: &[f64]) -> f64 {
 
 /// Run `base` for every transport, loss and seed. Loss 0 is always run (it is the
 /// reference of the ratios).
-pub fn run(base: &PipeConfig, transports: &[TransportKind], losses: &[f64], seeds: &[u64], progress: bool) -> Result<SweepReport, PipeError> {
+pub fn run(
+    base: &PipeConfig,
+    transports: &[TransportKind],
+    losses: &[f64],
+    seeds: &[u64],
+    progress: bool,
+) -> Result<SweepReport, PipeError> {
     let t0 = std::time::Instant::now();
     let mut losses: Vec<f64> = losses.to_vec();
     if !losses.contains(&0.0) {
         losses.insert(0, 0.0);
     }
     let total = (transports.len() * losses.len() * seeds.len()) as u64;
-    let bar = if progress { ProgressBar::new(total) } else { ProgressBar::hidden() };
+    let bar = if progress {
+        ProgressBar::new(total)
+    } else {
+        ProgressBar::hidden()
+    };
     bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed}<{eta}]").unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed}<{eta}]")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let mut results = Vec::new();
     for &t in transports {
@@ -89,7 +100,13 @@ pub fn run(base: &PipeConfig, transports: &[TransportKind], losses: &[f64], seed
             let mut reps: Vec<PipeReport> = Vec::new();
             for &seed in seeds {
                 bar.set_message(format!("{t} loss {loss} seed {seed}"));
-                let cfg = PipeConfig { transport: t, loss, seed, pcap: None, ..base.clone() };
+                let cfg = PipeConfig {
+                    transport: t,
+                    loss,
+                    seed,
+                    pcap: None,
+                    ..base.clone()
+                };
                 reps.push(pipe::run(&cfg)?);
                 bar.inc(1);
             }
@@ -97,7 +114,11 @@ pub fn run(base: &PipeConfig, transports: &[TransportKind], losses: &[f64], seed
             if loss == 0.0 {
                 reference = gp.clone();
             }
-            let ratios: Vec<f64> = gp.iter().zip(&reference).map(|(g, r)| if *r > 0.0 { g / r } else { 0.0 }).collect();
+            let ratios: Vec<f64> = gp
+                .iter()
+                .zip(&reference)
+                .map(|(g, r)| if *r > 0.0 { g / r } else { 0.0 })
+                .collect();
             let all_ok = reps.iter().all(|r| r.integrity == "ok");
             results.push(SweepRow {
                 transport: t.as_str().to_string(),
@@ -108,7 +129,9 @@ pub fn run(base: &PipeConfig, transports: &[TransportKind], losses: &[f64], seed
                 goodput_gbps_max: gp.iter().copied().fold(0.0, f64::max),
                 ratio_to_lossless_median: median(&ratios),
                 retransmits_median: median(&reps.iter().map(|r| r.retransmits as f64).collect::<Vec<_>>()),
-                spurious_retransmits_median: median(&reps.iter().map(|r| r.spurious_retransmits as f64).collect::<Vec<_>>()),
+                spurious_retransmits_median: median(
+                    &reps.iter().map(|r| r.spurious_retransmits as f64).collect::<Vec<_>>(),
+                ),
                 integrity: if all_ok { "ok".into() } else { "FAILED".into() },
                 data_packets_per_s_median: median(&reps.iter().map(|r| r.data_packets_per_s).collect::<Vec<_>>()),
                 packets_per_s_median: median(&reps.iter().map(|r| r.packets_per_s).collect::<Vec<_>>()),

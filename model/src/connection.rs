@@ -11,11 +11,13 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::memory::Memory;
-use crate::params::{ACK_DELAY_NS, LOSS_THRESHOLD, PATHS, PATH_DOWN_RTOS, PROBE_INTERVAL_NS, SACK_WORDS, SACK_WORD_BITS};
+use crate::params::{
+    ACK_DELAY_NS, LOSS_THRESHOLD, PATHS, PATH_DOWN_RTOS, PROBE_INTERVAL_NS, SACK_WORDS, SACK_WORD_BITS,
+};
 use crate::path_selector::{Credit, PathHealth, PathSelector};
 use crate::rtt::RttEstimator;
 use crate::rx_tracker::{AckSnapshot, RxPacket, RxTracker, RxVerdict};
-use crate::transport::{Completion, ConnId, Event, LocalBuf, NicAddr, Nanos, RemoteBuf, Status, WorkKind};
+use crate::transport::{Completion, ConnId, Event, LocalBuf, Nanos, NicAddr, RemoteBuf, Status, WorkKind};
 use crate::tx_scoreboard::{TimerResult, TxScoreboard, WordResult};
 use crate::wire::{self, Akh, Mrh, Nkh, Rph, Sdh};
 use crate::{seq, Counters, Rng};
@@ -129,8 +131,17 @@ struct StreamRx {
 /// An outgoing control frame waiting for the transmit scheduler.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Ctrl {
-    Ack { conn: ConnId, plane: u8, sport: u16, akh: Akh },
-    Nak { conn: ConnId, plane: u8, nkh: Nkh },
+    Ack {
+        conn: ConnId,
+        plane: u8,
+        sport: u16,
+        akh: Akh,
+    },
+    Nak {
+        conn: ConnId,
+        plane: u8,
+        nkh: Nkh,
+    },
 }
 
 /// Everything a connection may touch outside itself.
@@ -434,7 +445,11 @@ impl Connection {
             while st.cursor < st.msgs.len() {
                 let m = &st.msgs[st.cursor];
                 if m.status.is_none() && m.next_chunk < m.nchunks {
-                    let c = ChunkRef { stream: s, msg_seq: st.base_seq.wrapping_add(st.cursor as u32), chunk: m.next_chunk };
+                    let c = ChunkRef {
+                        stream: s,
+                        msg_seq: st.base_seq.wrapping_add(st.cursor as u32),
+                        chunk: m.next_chunk,
+                    };
                     return Some((c, false));
                 }
                 st.cursor += 1;
@@ -452,7 +467,9 @@ impl Connection {
             Some(m) => {
                 let off = c.chunk * mtu;
                 let len = m.local.len.saturating_sub(off).min(mtu);
-                ctx.mem.check_local(m.local.key, m.local.offset + u64::from(off), u64::from(len)).is_ok()
+                ctx.mem
+                    .check_local(m.local.key, m.local.offset + u64::from(off), u64::from(len))
+                    .is_ok()
             }
             None => true,
         }
@@ -509,7 +526,14 @@ impl Connection {
             self.slots[pi * crate::params::SACK_BITS + psn as usize % crate::params::SACK_BITS] = Slot::Probe;
             self.sel.charge_probe(p);
             let sp = *self.sel.path(p);
-            let mrh = Mrh { flags: 0, path: p, plane: sp.plane, psn, floor: self.sb.path(p).una, ts: t32(now) };
+            let mrh = Mrh {
+                flags: 0,
+                path: p,
+                plane: sp.plane,
+                psn,
+                floor: self.sb.path(p).una,
+                ts: t32(now),
+            };
             let mut bth = wire::Bth::new(wire::opcode::MR_PROBE, self.peer_conn, psn);
             bth.ack_req = true;
             let addrs = self.frame_addrs(local, sp.plane, sp.entropy);
@@ -564,7 +588,13 @@ impl Connection {
         let rto = self.rto(pi);
         let Some(psn) = self.sb.send(path, t32(now), rto) else {
             // Unreachable by construction (room_mask), but never lose the packet's credit.
-            self.sel.credit(&Credit { path, acked: 0, lost: 1, probes: 0, ce: false });
+            self.sel.credit(&Credit {
+                path,
+                acked: 0,
+                lost: 1,
+                probes: 0,
+                ce: false,
+            });
             return None;
         };
         if is_retx {
@@ -595,14 +625,35 @@ impl Connection {
         let last_chunk = chunk.chunk + 1 == m.nchunks;
         let offset = chunk.chunk * mtu;
         let len = m.local.len.saturating_sub(offset).min(mtu);
-        let sdh = Sdh { stream: chunk.stream, msg_seq: chunk.msg_seq, offset, msg_len: m.local.len };
-        let mrh = Mrh { flags: if is_retx { wire::MRH_FLAG_RETX } else { 0 }, path, plane: sp.plane, psn, floor, ts: t32(now) };
+        let sdh = Sdh {
+            stream: chunk.stream,
+            msg_seq: chunk.msg_seq,
+            offset,
+            msg_len: m.local.len,
+        };
+        let mrh = Mrh {
+            flags: if is_retx { wire::MRH_FLAG_RETX } else { 0 },
+            path,
+            plane: sp.plane,
+            psn,
+            floor,
+            ts: t32(now),
+        };
         // Checked by `local_ok` above; an empty slice cannot happen.
-        let payload = ctx.mem.local(m.local.key, m.local.offset + u64::from(offset), u64::from(len)).unwrap_or(&[]);
+        let payload = ctx
+            .mem
+            .local(m.local.key, m.local.offset + u64::from(offset), u64::from(len))
+            .unwrap_or(&[]);
         let pkt = match m.kind {
-            MsgKind::Write(r) => {
-                wire::MrPacket::Write { mrh, sdh, rph: Rph { va: r.va.wrapping_add(u64::from(offset)), rkey: r.rkey }, payload }
-            }
+            MsgKind::Write(r) => wire::MrPacket::Write {
+                mrh,
+                sdh,
+                rph: Rph {
+                    va: r.va.wrapping_add(u64::from(offset)),
+                    rkey: r.rkey,
+                },
+                payload,
+            },
             MsgKind::Send(rsn) => wire::MrPacket::Send { mrh, sdh, rsn, payload },
         };
         let mut bth = wire::Bth::new(0, peer_conn, psn);
@@ -617,7 +668,11 @@ impl Connection {
         };
         ctx.counters.tx_data += 1;
         // Tail-loss probe: if nothing comes back on this path for ~2 RTTs, probe it.
-        let srtt = if self.rtt[pi].valid { u64::from(self.rtt[pi].srtt) } else { crate::params::RTO_INIT_NS / 2 };
+        let srtt = if self.rtt[pi].valid {
+            u64::from(self.rtt[pi].srtt)
+        } else {
+            crate::params::RTO_INIT_NS / 2
+        };
         self.tlp_at[pi] = Some(now + 2 * srtt + ACK_DELAY_NS);
         self.note(now + 2 * srtt + ACK_DELAY_NS);
         self.note_rto(path, now);
@@ -700,7 +755,13 @@ impl Connection {
         if forged {
             ctx.counters.forged_ack_bits += 1;
         }
-        if self.sel.credit(&Credit { path, acked, lost, probes, ce: a.ecn_count > 0 }) {
+        if self.sel.credit(&Credit {
+            path,
+            acked,
+            lost,
+            probes,
+            ce: a.ecn_count > 0,
+        }) {
             self.sel.request_reroll(path, ctx.rng.next_u32() as u16);
             ctx.counters.ecn_reroutes += 1;
         }
@@ -717,13 +778,20 @@ impl Connection {
                 let plane = self.sel.path(path).plane;
                 self.sel.set_plane_up(plane, true);
                 ctx.counters.paths_recovered += 1;
-                ctx.events.push_back(Event::PathHealth { conn: self.id, path, up: true });
+                ctx.events.push_back(Event::PathHealth {
+                    conn: self.id,
+                    path,
+                    up: true,
+                });
             }
             if self.sb.outstanding(path) == 0 {
                 self.tlp_at[pi] = None;
             } else {
-                let srtt =
-                    if self.rtt[pi].valid { u64::from(self.rtt[pi].srtt) } else { crate::params::RTO_INIT_NS / 2 };
+                let srtt = if self.rtt[pi].valid {
+                    u64::from(self.rtt[pi].srtt)
+                } else {
+                    crate::params::RTO_INIT_NS / 2
+                };
                 self.tlp_at[pi] = Some(now + 2 * srtt + ACK_DELAY_NS);
                 self.note(now + 2 * srtt + ACK_DELAY_NS);
             }
@@ -813,7 +881,11 @@ impl Connection {
                     stream: s as u16,
                     msg_seq: seq_done,
                     wr_id: m.wr_id,
-                    kind: if matches!(m.kind, MsgKind::Write(_)) { WorkKind::Write } else { WorkKind::Send },
+                    kind: if matches!(m.kind, MsgKind::Write(_)) {
+                        WorkKind::Write
+                    } else {
+                        WorkKind::Send
+                    },
                     status: m.status.unwrap_or(Status::Ok),
                     bytes: m.local.len,
                 }));
@@ -841,7 +913,10 @@ impl Connection {
     }
 
     fn apply_rate_hint(&mut self) {
-        let min_rtt = (0..self.paths as usize).filter(|&p| self.rtt[p].valid).map(|p| self.rtt[p].min).min();
+        let min_rtt = (0..self.paths as usize)
+            .filter(|&p| self.rtt[p].valid)
+            .map(|p| self.rtt[p].min)
+            .min();
         if let Some(rtt) = min_rtt {
             let frame = u64::from(self.mtu) + wire::WRITE_HEADERS as u64;
             // Fair share x twice the base RTT: the minimum RTT misses the ACK coalescing
@@ -870,12 +945,24 @@ impl Connection {
         ctx: &mut Ctx<'_>,
     ) {
         let (mrh, data) = match pkt {
-            wire::MrPacket::Write { mrh, sdh, rph, payload } => {
-                (*mrh, Some(DataRef { sdh: *sdh, rph: Some(*rph), rsn: None, payload }))
-            }
-            wire::MrPacket::Send { mrh, sdh, rsn, payload } => {
-                (*mrh, Some(DataRef { sdh: *sdh, rph: None, rsn: Some(*rsn), payload }))
-            }
+            wire::MrPacket::Write { mrh, sdh, rph, payload } => (
+                *mrh,
+                Some(DataRef {
+                    sdh: *sdh,
+                    rph: Some(*rph),
+                    rsn: None,
+                    payload,
+                }),
+            ),
+            wire::MrPacket::Send { mrh, sdh, rsn, payload } => (
+                *mrh,
+                Some(DataRef {
+                    sdh: *sdh,
+                    rph: None,
+                    rsn: Some(*rsn),
+                    payload,
+                }),
+            ),
             wire::MrPacket::Probe { mrh } => (*mrh, None),
             _ => return,
         };
@@ -895,7 +982,14 @@ impl Connection {
         // Refused and NAKed packets are not recorded: the sender keeps retransmitting until
         // a receive is posted, or until one of the (repeated) NAKs reaches it.
         let commit = !matches!(action, Placement::Refuse | Placement::Nak(_));
-        let r = self.rt.packet(&RxPacket { path: mrh.path, psn: mrh.psn, floor: mrh.floor, ce, ack_req, commit });
+        let r = self.rt.packet(&RxPacket {
+            path: mrh.path,
+            psn: mrh.psn,
+            floor: mrh.floor,
+            ce,
+            ack_req,
+            commit,
+        });
         match r.verdict {
             RxVerdict::New => {
                 if let Some(d) = &data {
@@ -941,7 +1035,12 @@ impl Connection {
             rate_hint_mbps: hint,
             sack: s.sack,
         };
-        ctx.ctrl.push_back(Ctrl::Ack { conn: self.id, plane, sport, akh });
+        ctx.ctrl.push_back(Ctrl::Ack {
+            conn: self.id,
+            plane,
+            sport,
+            akh,
+        });
     }
 
     fn check_placement(&mut self, d: &DataRef<'_>, ctx: &mut Ctx<'_>) -> Placement {
@@ -1004,7 +1103,10 @@ impl Connection {
                         Placement::Nak(wire::nak::REMOTE_INVALID)
                     }
                     Some((buf, _)) => {
-                        match ctx.mem.check_local(buf.key, buf.offset + u64::from(sdh.offset), u64::from(len)) {
+                        match ctx
+                            .mem
+                            .check_local(buf.key, buf.offset + u64::from(sdh.offset), u64::from(len))
+                        {
                             Ok(()) => Placement::Recv(*buf),
                             Err(_) => {
                                 // The receive buffer was deregistered after it was posted.
@@ -1030,7 +1132,10 @@ impl Connection {
                 None => false,
             },
             Placement::Recv(buf) => {
-                match ctx.mem.local_mut(buf.key, buf.offset + u64::from(sdh.offset), d.payload.len() as u64) {
+                match ctx
+                    .mem
+                    .local_mut(buf.key, buf.offset + u64::from(sdh.offset), d.payload.len() as u64)
+                {
                     Ok(dst) => {
                         dst.copy_from_slice(d.payload);
                         true
@@ -1055,7 +1160,14 @@ impl Connection {
         ctx.counters.bytes_placed += d.payload.len() as u64;
     }
 
-    fn rx_msg<'m>(st: &'m mut StreamRx, ahead: usize, sdh: &Sdh, write: bool, rsn: Option<u32>, mtu: u32) -> &'m mut RxMsg {
+    fn rx_msg<'m>(
+        st: &'m mut StreamRx,
+        ahead: usize,
+        sdh: &Sdh,
+        write: bool,
+        rsn: Option<u32>,
+        mtu: u32,
+    ) -> &'m mut RxMsg {
         if st.msgs.len() <= ahead {
             st.msgs.resize_with(ahead + 1, || None);
         }
@@ -1101,7 +1213,12 @@ impl Connection {
         ctx.ctrl.push_back(Ctrl::Nak {
             conn: id,
             plane,
-            nkh: Nkh { syndrome: syn, stream: sdh.stream, msg_seq: sdh.msg_seq, offset: sdh.offset },
+            nkh: Nkh {
+                syndrome: syn,
+                stream: sdh.stream,
+                msg_seq: sdh.msg_seq,
+                offset: sdh.offset,
+            },
         });
     }
 
@@ -1226,7 +1343,13 @@ impl Connection {
             lost += r.lost.count_ones() as u16;
             probes += self.apply_word(path, &r, ctx);
         }
-        self.sel.credit(&Credit { path, acked: 0, lost, probes, ce: false });
+        self.sel.credit(&Credit {
+            path,
+            acked: 0,
+            lost,
+            probes,
+            ce: false,
+        });
         self.sel.clear_inflight(path);
         self.tlp_at[pi] = None;
         self.rtos_in_row[pi] = self.rtos_in_row[pi].saturating_add(1);
@@ -1237,7 +1360,11 @@ impl Connection {
             if self.sel.path(path).health != PathHealth::Down {
                 self.sel.set_health(path, PathHealth::Down);
                 ctx.counters.paths_down += 1;
-                ctx.events.push_back(Event::PathHealth { conn: self.id, path, up: false });
+                ctx.events.push_back(Event::PathHealth {
+                    conn: self.id,
+                    path,
+                    up: false,
+                });
                 self.update_plane(self.sel.path(path).plane, ctx);
             }
             self.probe_at[pi] = Some(now + PROBE_INTERVAL_NS);

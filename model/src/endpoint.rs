@@ -8,9 +8,7 @@ use core::cmp::Reverse;
 use crate::connection::{ConnState, Connection, Ctrl, Ctx};
 use crate::memory::Memory;
 use crate::params::{DEFAULT_MTU_PAYLOAD, MAX_PLANES, PATHS};
-use crate::transport::{
-    ConnId, Event, LocalBuf, Nanos, NicAddr, RemoteBuf, Transmit, Transport, VerbError,
-};
+use crate::transport::{ConnId, Event, LocalBuf, Nanos, NicAddr, RemoteBuf, Transmit, Transport, VerbError};
 use crate::wire::{self, Cmh, MrPacket, WireError};
 use crate::{Counters, Rng};
 
@@ -96,7 +94,10 @@ pub struct Endpoint {
 
 impl core::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Endpoint").field("cfg", &self.cfg).field("counters", &self.counters).finish()
+        f.debug_struct("Endpoint")
+            .field("cfg", &self.cfg)
+            .field("counters", &self.counters)
+            .finish()
     }
 }
 
@@ -141,7 +142,9 @@ impl Endpoint {
 
     /// A connection, mutable (firmware-style control: plane state).
     pub fn connection_mut(&mut self, id: ConnId) -> Option<&mut Connection> {
-        self.conns.get_mut((id as usize).wrapping_sub(1)).and_then(|c| c.as_mut())
+        self.conns
+            .get_mut((id as usize).wrapping_sub(1))
+            .and_then(|c| c.as_mut())
     }
 
     /// Number of live connections.
@@ -184,11 +187,19 @@ impl Endpoint {
     }
 
     fn schedule(&mut self, id: ConnId, now: Nanos) {
-        let Some(c) = self.conns.get_mut((id as usize).wrapping_sub(1)).and_then(|c| c.as_mut()) else {
+        let Some(c) = self
+            .conns
+            .get_mut((id as usize).wrapping_sub(1))
+            .and_then(|c| c.as_mut())
+        else {
             return;
         };
         // Full scan only when nothing is scheduled; otherwise the timers set since then.
-        let d = if c.scheduled.is_none() { c.next_deadline(now) } else { c.take_noted() };
+        let d = if c.scheduled.is_none() {
+            c.next_deadline(now)
+        } else {
+            c.take_noted()
+        };
         if let Some(d) = d {
             if c.scheduled.is_none_or(|s| d < s) {
                 c.scheduled = Some(d);
@@ -199,7 +210,11 @@ impl Endpoint {
 
     /// Put a connection on the transmit ready list if it has something to send.
     fn wake(&mut self, id: ConnId) {
-        let Some(c) = self.conns.get_mut((id as usize).wrapping_sub(1)).and_then(|c| c.as_mut()) else {
+        let Some(c) = self
+            .conns
+            .get_mut((id as usize).wrapping_sub(1))
+            .and_then(|c| c.as_mut())
+        else {
             return;
         };
         if c.has_work() && !c.in_ready {
@@ -213,7 +228,13 @@ impl Endpoint {
     }
 
     fn cm_reply(&self, c: &Connection, opcode: u8, plane: u8, reason: u16) -> CmOut {
-        CmOut { opcode, peer: c.peer, plane, dest_qp: c.peer_conn, cmh: self.cmh(c, reason) }
+        CmOut {
+            opcode,
+            peer: c.peer,
+            plane,
+            dest_qp: c.peer_conn,
+            cmh: self.cmh(c, reason),
+        }
     }
 
     fn cmh(&self, c: &Connection, reason: u16) -> Cmh {
@@ -241,8 +262,12 @@ impl Endpoint {
         }
         self.hint_at = now + self.cfg.hint_window_ns / 2;
         let since = now.saturating_sub(self.cfg.hint_window_ns);
-        let active =
-            self.conns.iter().flatten().filter(|c| c.last_rx_data != 0 && c.last_rx_data >= since).count() as u32;
+        let active = self
+            .conns
+            .iter()
+            .flatten()
+            .filter(|c| c.last_rx_data != 0 && c.last_rx_data >= since)
+            .count() as u32;
         self.hint_mbps = self.cfg.rx_capacity_mbps / active.max(1);
     }
 
@@ -278,8 +303,18 @@ impl Endpoint {
                 let planes = c.planes.min(self.cfg.addr.planes).min(peer.planes).max(1);
                 let mtu = c.mtu.min(self.cfg.mtu);
                 let isn = self.cfg.fixed_isn.unwrap_or_else(|| self.rng.next_u32());
-                let mut conn =
-                    Connection::new(id, peer, paths, planes, mtu, isn, ConnState::Established, c.nonce, &mut self.rng, now);
+                let mut conn = Connection::new(
+                    id,
+                    peer,
+                    paths,
+                    planes,
+                    mtu,
+                    isn,
+                    ConnState::Established,
+                    c.nonce,
+                    &mut self.rng,
+                    now,
+                );
                 conn.peer_conn = c.src_conn;
                 conn.set_rx_isn(c.isn);
                 conn.rx_capacity_mbps = c.rx_capacity_mbps;
@@ -292,7 +327,11 @@ impl Endpoint {
             }
             MrPacket::ConnectAck(c) => {
                 let id = f.bth.dest_qp;
-                let Some(conn) = self.conns.get_mut((id as usize).wrapping_sub(1)).and_then(|c| c.as_mut()) else {
+                let Some(conn) = self
+                    .conns
+                    .get_mut((id as usize).wrapping_sub(1))
+                    .and_then(|c| c.as_mut())
+                else {
                     self.counters.unknown_connection += 1;
                     return;
                 };
@@ -321,7 +360,9 @@ impl Endpoint {
                     self.counters.unknown_peer += 1;
                     return;
                 };
-                let ok = self.connection(id).is_some_and(|k| k.peer_conn == c.src_conn && k.peer == peer);
+                let ok = self
+                    .connection(id)
+                    .is_some_and(|k| k.peer_conn == c.src_conn && k.peer == peer);
                 let mut reply = c;
                 reply.src_conn = id;
                 if ok {
@@ -370,11 +411,19 @@ impl Endpoint {
 
     fn encode_ctrl(&mut self, ctrl: Ctrl, buf: &mut [u8]) -> Option<Transmit> {
         let (conn, plane, sport, pkt) = match ctrl {
-            Ctrl::Ack { conn, plane, sport, akh } => (conn, plane, sport, MrPacket::Ack(akh)),
+            Ctrl::Ack {
+                conn,
+                plane,
+                sport,
+                akh,
+            } => (conn, plane, sport, MrPacket::Ack(akh)),
             Ctrl::Nak { conn, plane, nkh } => (conn, plane, 0xC000, MrPacket::Nak(nkh)),
         };
         let c = self.connection(conn)?;
-        let addrs = wire::FrameAddrs { src_port: sport, ..self.cm_addrs(&c.peer, plane) };
+        let addrs = wire::FrameAddrs {
+            src_port: sport,
+            ..self.cm_addrs(&c.peer, plane)
+        };
         let bth = wire::Bth::new(0, c.peer_conn, 0);
         match wire::encode_mroce(buf, &addrs, &bth, &pkt) {
             Ok(len) => {
@@ -430,11 +479,31 @@ impl Transport for Endpoint {
         let nonce = self.rng.next_u64();
         let isn = self.cfg.fixed_isn.unwrap_or_else(|| self.rng.next_u32());
         let planes = self.cfg.addr.planes.min(peer.planes).max(1);
-        let state = ConnState::Connecting { nonce, tries: 1, retry_at: now + CM_RETRY_NS };
-        let mut conn =
-            Connection::new(id, peer, self.cfg.paths, planes, self.cfg.mtu, isn, state, nonce, &mut self.rng, now);
+        let state = ConnState::Connecting {
+            nonce,
+            tries: 1,
+            retry_at: now + CM_RETRY_NS,
+        };
+        let mut conn = Connection::new(
+            id,
+            peer,
+            self.cfg.paths,
+            planes,
+            self.cfg.mtu,
+            isn,
+            state,
+            nonce,
+            &mut self.rng,
+            now,
+        );
         conn.set_rto_bounds(self.cfg.rto_min_ns, self.cfg.rto_init_ns);
-        let out = CmOut { opcode: wire::opcode::MR_CONNECT, peer, plane: 0, dest_qp: 0, cmh: self.cmh(&conn, 0) };
+        let out = CmOut {
+            opcode: wire::opcode::MR_CONNECT,
+            peer,
+            plane: 0,
+            dest_qp: 0,
+            cmh: self.cmh(&conn, 0),
+        };
         self.conns[id as usize - 1] = Some(conn);
         self.cm_out.push_back(out);
         self.schedule(id, now);
@@ -446,7 +515,10 @@ impl Transport for Endpoint {
             return Err(VerbError::UnknownConnection(conn));
         };
         c.fail_all(&mut ctx);
-        c.state = ConnState::Closing { tries: 1, retry_at: now + CM_RETRY_NS };
+        c.state = ConnState::Closing {
+            tries: 1,
+            retry_at: now + CM_RETRY_NS,
+        };
         c.note(now + CM_RETRY_NS);
         let c = self.connection(conn).ok_or(VerbError::UnknownConnection(conn))?;
         let out = self.cm_reply(c, wire::opcode::MR_DISCONNECT, 0, 0);
@@ -455,7 +527,14 @@ impl Transport for Endpoint {
         Ok(())
     }
 
-    fn post_write(&mut self, conn: ConnId, stream: u16, local: LocalBuf, remote: RemoteBuf, wr_id: u64) -> Result<(), VerbError> {
+    fn post_write(
+        &mut self,
+        conn: ConnId,
+        stream: u16,
+        local: LocalBuf,
+        remote: RemoteBuf,
+        wr_id: u64,
+    ) -> Result<(), VerbError> {
         self.post(conn, stream, local, Some(remote), wr_id)
     }
 
@@ -603,7 +682,14 @@ impl Transport for Endpoint {
 }
 
 impl Endpoint {
-    fn post(&mut self, conn: ConnId, stream: u16, local: LocalBuf, remote: Option<RemoteBuf>, wr_id: u64) -> Result<(), VerbError> {
+    fn post(
+        &mut self,
+        conn: ConnId,
+        stream: u16,
+        local: LocalBuf,
+        remote: Option<RemoteBuf>,
+        wr_id: u64,
+    ) -> Result<(), VerbError> {
         self.mem.check_local(local.key, local.offset, u64::from(local.len))?;
         let c = self.connection_mut(conn).ok_or(VerbError::UnknownConnection(conn))?;
         if c.state != ConnState::Established {
@@ -629,7 +715,11 @@ impl Endpoint {
                     self.events.push_back(Event::ConnectFailed(id));
                     return;
                 }
-                c.state = ConnState::Connecting { nonce, tries: tries + 1, retry_at: now + CM_RETRY_NS };
+                c.state = ConnState::Connecting {
+                    nonce,
+                    tries: tries + 1,
+                    retry_at: now + CM_RETRY_NS,
+                };
                 let c = self.connection(id).map(|c| CmOut {
                     opcode: wire::opcode::MR_CONNECT,
                     peer: c.peer,
@@ -646,8 +736,13 @@ impl Endpoint {
                     self.events.push_back(Event::Disconnected(id));
                     return;
                 }
-                c.state = ConnState::Closing { tries: tries + 1, retry_at: now + CM_RETRY_NS };
-                let out = self.connection(id).map(|c| self.cm_reply(c, wire::opcode::MR_DISCONNECT, 0, 0));
+                c.state = ConnState::Closing {
+                    tries: tries + 1,
+                    retry_at: now + CM_RETRY_NS,
+                };
+                let out = self
+                    .connection(id)
+                    .map(|c| self.cm_reply(c, wire::opcode::MR_DISCONNECT, 0, 0));
                 self.cm_out.extend(out);
                 return;
             }

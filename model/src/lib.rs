@@ -14,18 +14,18 @@
 
 extern crate alloc;
 
+pub mod connection;
+pub mod endpoint;
 pub mod memory;
 pub mod params;
 pub mod path_selector;
 pub mod rocev2;
+pub mod rtt;
 pub mod rx_tracker;
 pub mod seq;
 pub mod transport;
 pub mod tx_scoreboard;
 pub mod wire;
-pub mod connection;
-pub mod endpoint;
-pub mod rtt;
 
 macro_rules! counters {
     ($($(#[doc = $d:literal])* $name:ident),* $(,)?) => {

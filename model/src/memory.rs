@@ -64,14 +64,19 @@ pub struct Memory {
 
 impl core::fmt::Debug for Memory {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Memory").field("regions", &self.regions.iter().flatten().count()).finish()
+        f.debug_struct("Memory")
+            .field("regions", &self.regions.iter().flatten().count())
+            .finish()
     }
 }
 
 impl Memory {
     /// An empty table; `salt` seeds the key tags.
     pub fn new(salt: u8) -> Self {
-        Memory { regions: Vec::new(), tag: salt }
+        Memory {
+            regions: Vec::new(),
+            tag: salt,
+        }
     }
 
     /// Register a zero-filled region of `len` bytes.
@@ -79,8 +84,16 @@ impl Memory {
         let idx = self.regions.len() as u32;
         self.tag = self.tag.wrapping_mul(167).wrapping_add(13) | 1;
         let key = (idx << 8) | u32::from(self.tag);
-        let key = MrKey { lkey: key ^ 0x8000_0000, rkey: key, va: VA_BASE + u64::from(idx) * VA_STRIDE };
-        self.regions.push(Some(Region { key, access, data: vec![0; len] }));
+        let key = MrKey {
+            lkey: key ^ 0x8000_0000,
+            rkey: key,
+            va: VA_BASE + u64::from(idx) * VA_STRIDE,
+        };
+        self.regions.push(Some(Region {
+            key,
+            access,
+            data: vec![0; len],
+        }));
         key
     }
 
@@ -139,7 +152,10 @@ impl Memory {
         let r = self.by_lkey(key)?;
         match offset.checked_add(len) {
             Some(end) if end <= r.data.len() as u64 => Ok(()),
-            _ => Err(MemError::OutOfBounds { va: key.va.wrapping_add(offset), len }),
+            _ => Err(MemError::OutOfBounds {
+                va: key.va.wrapping_add(offset),
+                len,
+            }),
         }
     }
 
@@ -176,11 +192,23 @@ mod tests {
         let k = m.register(100, Access { remote_write: true });
         let ro = m.register(10, Access { remote_write: false });
         assert!(m.remote_write(k.rkey, k.va + 90, &[1; 10]).is_ok());
-        assert_eq!(m.remote_write(k.rkey, k.va + 91, &[1; 10]), Err(MemError::OutOfBounds { va: k.va + 91, len: 10 }));
-        assert_eq!(m.remote_write(k.rkey, k.va - 1, &[1]), Err(MemError::OutOfBounds { va: k.va - 1, len: 1 }));
-        assert_eq!(m.remote_write(k.rkey ^ 0x10, k.va, &[1]), Err(MemError::UnknownKey(k.rkey ^ 0x10)));
+        assert_eq!(
+            m.remote_write(k.rkey, k.va + 91, &[1; 10]),
+            Err(MemError::OutOfBounds { va: k.va + 91, len: 10 })
+        );
+        assert_eq!(
+            m.remote_write(k.rkey, k.va - 1, &[1]),
+            Err(MemError::OutOfBounds { va: k.va - 1, len: 1 })
+        );
+        assert_eq!(
+            m.remote_write(k.rkey ^ 0x10, k.va, &[1]),
+            Err(MemError::UnknownKey(k.rkey ^ 0x10))
+        );
         assert_eq!(m.remote_write(ro.rkey, ro.va, &[1]), Err(MemError::AccessDenied));
-        assert_eq!(m.remote_write(k.rkey, u64::MAX, &[1, 2]), Err(MemError::OutOfBounds { va: u64::MAX, len: 2 }));
+        assert_eq!(
+            m.remote_write(k.rkey, u64::MAX, &[1, 2]),
+            Err(MemError::OutOfBounds { va: u64::MAX, len: 2 })
+        );
         assert_eq!(m.local(k, 90, 10).unwrap(), &[1; 10]);
         m.deregister(k).unwrap();
         assert!(m.local(k, 0, 1).is_err());

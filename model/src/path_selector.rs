@@ -7,7 +7,9 @@
 //! shifts, adds and one small multiply, so the HDL mirror decides one packet per clock
 //! (SPEC.md §6.3, §8).
 
-use crate::params::{ALPHA_ONE, CWND_FRAC_BITS, CWND_INIT_PKTS, CWND_MAX_PKTS, CWND_MIN_PKTS, CWND_ONE, ECN_G_SHIFT, MAX_PLANES, PATHS};
+use crate::params::{
+    ALPHA_ONE, CWND_FRAC_BITS, CWND_INIT_PKTS, CWND_MAX_PKTS, CWND_MIN_PKTS, CWND_ONE, ECN_G_SHIFT, MAX_PLANES, PATHS,
+};
 
 /// Health of a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -102,7 +104,11 @@ impl PathSelector {
         };
         for p in 0..PATHS {
             s.paths[p] = SelPathState {
-                health: if p < paths as usize { PathHealth::Up } else { PathHealth::Disabled },
+                health: if p < paths as usize {
+                    PathHealth::Up
+                } else {
+                    PathHealth::Disabled
+                },
                 plane: (p % planes as usize) as u8,
                 entropy: entropy_from(p as u16),
                 cwnd: CWND_INIT_PKTS << CWND_FRAC_BITS,
@@ -134,7 +140,10 @@ impl PathSelector {
 
     /// Sum of the windows of eligible paths, in packets.
     pub fn total_cwnd_pkts(&self) -> u32 {
-        (0..PATHS).filter(|&p| self.eligible_health(p)).map(|p| self.paths[p].cwnd >> CWND_FRAC_BITS).sum()
+        (0..PATHS)
+            .filter(|&p| self.eligible_health(p))
+            .map(|p| self.paths[p].cwnd >> CWND_FRAC_BITS)
+            .sum()
     }
 
     fn eligible_health(&self, p: usize) -> bool {
@@ -146,7 +155,11 @@ impl PathSelector {
 
     fn window_open(&self, p: usize) -> bool {
         let s = &self.paths[p];
-        let cwnd = if s.health == PathHealth::Suspect { CWND_ONE } else { s.cwnd };
+        let cwnd = if s.health == PathHealth::Suspect {
+            CWND_ONE
+        } else {
+            s.cwnd
+        };
         (u32::from(s.inflight) << CWND_FRAC_BITS) < cwnd
     }
 
@@ -333,11 +346,23 @@ mod tests {
             assert_eq!(s.select(u32::MAX), Some(0));
         }
         assert_eq!(s.select(u32::MAX), None);
-        s.credit(&Credit { path: 0, acked: 8, lost: 0, probes: 0, ce: false });
+        s.credit(&Credit {
+            path: 0,
+            acked: 8,
+            lost: 0,
+            probes: 0,
+            ce: false,
+        });
         assert_eq!(s.path(0).cwnd, 9 << CWND_FRAC_BITS);
         for _ in 0..20 {
             s.charge(0);
-            s.credit(&Credit { path: 0, acked: 1, lost: 0, probes: 0, ce: true });
+            s.credit(&Credit {
+                path: 0,
+                acked: 1,
+                lost: 0,
+                probes: 0,
+                ce: true,
+            });
         }
         assert!(s.path(0).cwnd < 9 << CWND_FRAC_BITS);
         assert_eq!(s.path(0).inflight, 0);

@@ -101,7 +101,9 @@ impl Default for RxTracker {
 impl RxTracker {
     /// All paths start at `isn` with empty bitmaps.
     pub fn new(isn: u32) -> Self {
-        let mut t = RxTracker { paths: [RxPathState::default(); PATHS] };
+        let mut t = RxTracker {
+            paths: [RxPathState::default(); PATHS],
+        };
         for p in 0..PATHS {
             t.reset_path(p as u8, isn);
         }
@@ -110,8 +112,14 @@ impl RxTracker {
 
     /// Re-initialise one path (connection setup).
     pub fn reset_path(&mut self, path: u8, isn: u32) {
-        self.paths[path as usize % PATHS] =
-            RxPathState { base: isn, head: 0, words: [0; SACK_WORDS], expected: isn, ecn_count: 0, pkt_count: 0 };
+        self.paths[path as usize % PATHS] = RxPathState {
+            base: isn,
+            head: 0,
+            words: [0; SACK_WORDS],
+            expected: isn,
+            ecn_count: 0,
+            pkt_count: 0,
+        };
     }
 
     /// Read-only view of a path's state.
@@ -159,7 +167,11 @@ impl RxTracker {
             st.base = st.base.wrapping_add(SACK_WORD_BITS as u32);
         }
         let ack_now = req.ack_req || req.ce || gap || verdict != RxVerdict::New || st.pkt_count >= ACK_COALESCE;
-        let ack = if ack_now { Some(Self::take(st, req.path % PATHS as u8)) } else { None };
+        let ack = if ack_now {
+            Some(Self::take(st, req.path % PATHS as u8))
+        } else {
+            None
+        };
         RxResponse { verdict, ack }
     }
 
@@ -198,7 +210,14 @@ mod tests {
     use super::*;
 
     fn pkt(path: u8, psn: u32, floor: u32) -> RxPacket {
-        RxPacket { path, psn, floor, ce: false, ack_req: false, commit: true }
+        RxPacket {
+            path,
+            psn,
+            floor,
+            ce: false,
+            ack_req: false,
+            commit: true,
+        }
     }
 
     #[test]
@@ -233,7 +252,10 @@ mod tests {
     fn out_of_window_and_wrap() {
         let isn = u32::MAX - 10;
         let mut t = RxTracker::new(isn);
-        assert_eq!(t.packet(&pkt(2, isn.wrapping_add(256), isn)).verdict, RxVerdict::OutOfWindow);
+        assert_eq!(
+            t.packet(&pkt(2, isn.wrapping_add(256), isn)).verdict,
+            RxVerdict::OutOfWindow
+        );
         assert_eq!(t.packet(&pkt(2, isn.wrapping_add(255), isn)).verdict, RxVerdict::New);
         for i in 0..32u32 {
             t.packet(&pkt(2, isn.wrapping_add(i), isn));

@@ -32,12 +32,19 @@ impl NicAddr {
         for (i, ip) in ips.iter_mut().enumerate() {
             *ip = [base[0], base[1], i as u8, base[3]];
         }
-        NicAddr { mac, ips, planes: planes.max(1) }
+        NicAddr {
+            mac,
+            ips,
+            planes: planes.max(1),
+        }
     }
 
     /// Which plane an address belongs to.
     pub fn plane_of(&self, ip: [u8; 4]) -> Option<u8> {
-        self.ips[..self.planes as usize].iter().position(|a| *a == ip).map(|p| p as u8)
+        self.ips[..self.planes as usize]
+            .iter()
+            .position(|a| *a == ip)
+            .map(|p| p as u8)
     }
 }
 
@@ -184,7 +191,14 @@ pub trait Transport {
     fn disconnect(&mut self, now: Nanos, conn: ConnId) -> Result<(), VerbError>;
 
     /// Post an RDMA WRITE of `local` to `remote` on `stream`.
-    fn post_write(&mut self, conn: ConnId, stream: u16, local: LocalBuf, remote: RemoteBuf, wr_id: u64) -> Result<(), VerbError>;
+    fn post_write(
+        &mut self,
+        conn: ConnId,
+        stream: u16,
+        local: LocalBuf,
+        remote: RemoteBuf,
+        wr_id: u64,
+    ) -> Result<(), VerbError>;
     /// Post a SEND of `local` on `stream`.
     fn post_send(&mut self, conn: ConnId, stream: u16, local: LocalBuf, wr_id: u64) -> Result<(), VerbError>;
     /// Post a receive buffer on `stream` (the n-th SEND on a stream lands in the n-th receive).

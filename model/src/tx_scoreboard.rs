@@ -69,7 +69,9 @@ impl Default for TxScoreboard {
 impl TxScoreboard {
     /// All paths start at `isn`.
     pub fn new(isn: u32) -> Self {
-        let mut s = TxScoreboard { paths: [TxPathState::default(); PATHS] };
+        let mut s = TxScoreboard {
+            paths: [TxPathState::default(); PATHS],
+        };
         for p in 0..PATHS {
             s.reset_path(p as u8, isn);
         }
@@ -78,7 +80,11 @@ impl TxScoreboard {
 
     /// Re-initialise one path.
     pub fn reset_path(&mut self, path: u8, isn: u32) {
-        self.paths[path as usize % PATHS] = TxPathState { una: isn, next: isn, ..Default::default() };
+        self.paths[path as usize % PATHS] = TxPathState {
+            una: isn,
+            next: isn,
+            ..Default::default()
+        };
     }
 
     /// Read-only view of a path's state.
@@ -106,7 +112,11 @@ impl TxScoreboard {
 
     /// Number of outstanding PSNs on `path`.
     pub fn outstanding(&self, path: u8) -> u32 {
-        self.paths[path as usize % PATHS].words.iter().map(|w| w.count_ones()).sum()
+        self.paths[path as usize % PATHS]
+            .words
+            .iter()
+            .map(|w| w.count_ones())
+            .sum()
     }
 
     /// Assign the next PSN on `path`; arms the RTO timer if idle. `None` when the window is full.
@@ -129,9 +139,20 @@ impl TxScoreboard {
 
     /// Consume one word of a SACK: `mask` acknowledges PSNs `word_psn .. word_psn + 32`;
     /// outstanding PSNs below `lost_below` that stay unacknowledged are declared lost.
-    pub fn ack_word(&mut self, path: u8, word_psn: u32, mask: u32, lost_below: u32, now: u32, rto_ns: u32) -> WordResult {
+    pub fn ack_word(
+        &mut self,
+        path: u8,
+        word_psn: u32,
+        mask: u32,
+        lost_below: u32,
+        now: u32,
+        rto_ns: u32,
+    ) -> WordResult {
         let st = &mut self.paths[path as usize % PATHS];
-        let mut r = WordResult { word_psn, ..Default::default() };
+        let mut r = WordResult {
+            word_psn,
+            ..Default::default()
+        };
         let d = word_psn.wrapping_sub(st.una);
         if d as usize % SACK_WORD_BITS != 0 {
             r.forged = true;

@@ -65,18 +65,60 @@ const A_IP1: [u8; 4] = [10, 0, 1, 1];
 const B_IP1: [u8; 4] = [10, 0, 1, 2];
 
 fn write_packet() -> (FrameAddrs, Bth, MrPacket<'static>) {
-    let addrs = FrameAddrs { dst_mac: B_MAC, src_mac: A_MAC, src_ip: A_IP1, dst_ip: B_IP1, src_port: 0xC123, dscp: 26, ecn: ecn::ECT0, ttl: 64 };
-    let mrh = Mrh { flags: 0, path: 3, plane: 1, psn: 0x89AB_CDEF, floor: 0x89AB_CDE0, ts: 123_456 };
-    let sdh = Sdh { stream: 7, msg_seq: 5, offset: 0, msg_len: 6 };
-    let rph = Rph { va: 0x0000_1000_0000_0040, rkey: 0x0000_01A7 };
+    let addrs = FrameAddrs {
+        dst_mac: B_MAC,
+        src_mac: A_MAC,
+        src_ip: A_IP1,
+        dst_ip: B_IP1,
+        src_port: 0xC123,
+        dscp: 26,
+        ecn: ecn::ECT0,
+        ttl: 64,
+    };
+    let mrh = Mrh {
+        flags: 0,
+        path: 3,
+        plane: 1,
+        psn: 0x89AB_CDEF,
+        floor: 0x89AB_CDE0,
+        ts: 123_456,
+    };
+    let sdh = Sdh {
+        stream: 7,
+        msg_seq: 5,
+        offset: 0,
+        msg_len: 6,
+    };
+    let rph = Rph {
+        va: 0x0000_1000_0000_0040,
+        rkey: 0x0000_01A7,
+    };
     let mut bth = Bth::new(0, 0x00_0456, mrh.psn);
     bth.ack_req = true; // last chunk of its message
     bth.se = true; // last chunk of its message
-    (addrs, bth, MrPacket::Write { mrh, sdh, rph, payload: b"mroce!" })
+    (
+        addrs,
+        bth,
+        MrPacket::Write {
+            mrh,
+            sdh,
+            rph,
+            payload: b"mroce!",
+        },
+    )
 }
 
 fn ack_packet() -> (FrameAddrs, Bth, MrPacket<'static>) {
-    let addrs = FrameAddrs { dst_mac: A_MAC, src_mac: B_MAC, src_ip: B_IP1, dst_ip: A_IP1, src_port: 0xC123, dscp: 48, ecn: ecn::ECT0, ttl: 64 };
+    let addrs = FrameAddrs {
+        dst_mac: A_MAC,
+        src_mac: B_MAC,
+        src_ip: B_IP1,
+        dst_ip: A_IP1,
+        src_port: 0xC123,
+        dscp: 48,
+        ecn: ecn::ECT0,
+        ttl: 64,
+    };
     let akh = Akh {
         path: 3,
         flags: 0,
@@ -92,7 +134,16 @@ fn ack_packet() -> (FrameAddrs, Bth, MrPacket<'static>) {
 }
 
 fn connect_packet() -> (FrameAddrs, Bth, MrPacket<'static>) {
-    let addrs = FrameAddrs { dst_mac: B_MAC, src_mac: A_MAC, src_ip: A_IP, dst_ip: B_IP, src_port: 0xC000, dscp: 48, ecn: ecn::ECT0, ttl: 64 };
+    let addrs = FrameAddrs {
+        dst_mac: B_MAC,
+        src_mac: A_MAC,
+        src_ip: A_IP,
+        dst_ip: B_IP,
+        src_port: 0xC000,
+        dscp: 48,
+        ecn: ecn::ECT0,
+        ttl: 64,
+    };
     let cmh = Cmh {
         src_conn: 0x00_0123,
         isn: 0x89AB_CD00,
@@ -108,13 +159,43 @@ fn connect_packet() -> (FrameAddrs, Bth, MrPacket<'static>) {
 }
 
 fn send_packet() -> (FrameAddrs, Bth, MrPacket<'static>) {
-    let addrs = FrameAddrs { dst_mac: B_MAC, src_mac: A_MAC, src_ip: A_IP, dst_ip: B_IP, src_port: 0xC124, dscp: 26, ecn: ecn::ECT0, ttl: 64 };
-    let mrh = Mrh { flags: 0, path: 4, plane: 0, psn: 0x89AB_CD11, floor: 0x89AB_CD00, ts: 123_500 };
-    let sdh = Sdh { stream: 7, msg_seq: 6, offset: 0, msg_len: 5 };
+    let addrs = FrameAddrs {
+        dst_mac: B_MAC,
+        src_mac: A_MAC,
+        src_ip: A_IP,
+        dst_ip: B_IP,
+        src_port: 0xC124,
+        dscp: 26,
+        ecn: ecn::ECT0,
+        ttl: 64,
+    };
+    let mrh = Mrh {
+        flags: 0,
+        path: 4,
+        plane: 0,
+        psn: 0x89AB_CD11,
+        floor: 0x89AB_CD00,
+        ts: 123_500,
+    };
+    let sdh = Sdh {
+        stream: 7,
+        msg_seq: 6,
+        offset: 0,
+        msg_len: 5,
+    };
     let mut bth = Bth::new(0, 0x00_0456, mrh.psn);
     bth.ack_req = true; // last chunk of its message
     bth.se = true; // last chunk of its message
-    (addrs, bth, MrPacket::Send { mrh, sdh, rsn: 3, payload: b"hello" })
+    (
+        addrs,
+        bth,
+        MrPacket::Send {
+            mrh,
+            sdh,
+            rsn: 3,
+            payload: b"hello",
+        },
+    )
 }
 
 /// Every golden frame: (name used in SPEC.md markers, hex constant, packet).
@@ -176,10 +257,17 @@ fn spec_golden_blocks(spec: &str) -> Vec<(String, String)> {
         let end = rest.find("-->").expect("unterminated golden marker");
         let name = rest[..end].trim().to_string();
         rest = &rest[end + 3..];
-        let open = rest.find("```hex\n").unwrap_or_else(|| panic!("golden:{name} has no ```hex block"));
-        assert!(rest[..open].trim().is_empty(), "golden:{name}: the ```hex block must follow the marker");
+        let open = rest
+            .find("```hex\n")
+            .unwrap_or_else(|| panic!("golden:{name} has no ```hex block"));
+        assert!(
+            rest[..open].trim().is_empty(),
+            "golden:{name}: the ```hex block must follow the marker"
+        );
         rest = &rest[open + "```hex\n".len()..];
-        let close = rest.find("```").unwrap_or_else(|| panic!("golden:{name}: unterminated block"));
+        let close = rest
+            .find("```")
+            .unwrap_or_else(|| panic!("golden:{name}: unterminated block"));
         out.push((name, rest[..close].to_string()));
         rest = &rest[close + 3..];
     }
@@ -190,7 +278,12 @@ fn spec_golden_blocks(spec: &str) -> Vec<(String, String)> {
 fn encoder_reproduces_golden_constants() {
     for (name, hex, p) in goldens() {
         let f = encode(&p);
-        assert_eq!(dump(&f), dump(&parse_dump(hex)), "golden frame {name}: encoder output\n{}", dump(&f));
+        assert_eq!(
+            dump(&f),
+            dump(&parse_dump(hex)),
+            "golden frame {name}: encoder output\n{}",
+            dump(&f)
+        );
         assert_eq!(parse_dump(hex), f, "golden frame {name}");
     }
 }
@@ -237,16 +330,28 @@ fn spec_hex_blocks_match_the_encoder() {
     let blocks = spec_golden_blocks(&spec);
     let gold = goldens();
     for (name, _, _) in &gold {
-        assert!(blocks.iter().any(|(n, _)| n == name), "SPEC.md has no <!-- golden:{name} --> block");
+        assert!(
+            blocks.iter().any(|(n, _)| n == name),
+            "SPEC.md has no <!-- golden:{name} --> block"
+        );
     }
     for (name, text) in &blocks {
         let Some((_, hex, p)) = gold.iter().find(|(n, _, _)| n == name) else {
             panic!("SPEC.md golden:{name} has no generator in golden_frames.rs");
         };
         let f = encode(p);
-        assert_eq!(parse_dump(text), f, "SPEC.md golden:{name} differs from the encoder:\n{}", dump(&f));
+        assert_eq!(
+            parse_dump(text),
+            f,
+            "SPEC.md golden:{name} differs from the encoder:\n{}",
+            dump(&f)
+        );
         // The constant in this file and the block in SPEC.md are the same text.
-        assert_eq!(text.trim(), hex.trim(), "SPEC.md golden:{name} and the constant in golden_frames.rs differ");
+        assert_eq!(
+            text.trim(),
+            hex.trim(),
+            "SPEC.md golden:{name} and the constant in golden_frames.rs differ"
+        );
     }
 }
 
@@ -290,11 +395,27 @@ fn icrc_and_checksums_follow_section_3() {
         let f = parse_dump(hex);
         let n = f.len();
         let carried = u32::from_le_bytes([f[n - 4], f[n - 3], f[n - 2], f[n - 1]]);
-        assert_eq!(crc32_bitwise(&icrc_input(&f)), carried, "{name}: ICRC (least significant byte first)");
+        assert_eq!(
+            crc32_bitwise(&icrc_input(&f)),
+            carried,
+            "{name}: ICRC (least significant byte first)"
+        );
         assert_eq!(wire::icrc(&f[..n - 4]), carried, "{name}: wire::icrc");
-        assert_eq!(wire::ipv4_checksum(&f[14..34]), 0, "{name}: IPv4 header checksum verifies");
-        assert_eq!(usize::from(u16::from_be_bytes([f[16], f[17]])), n - 14, "{name}: IPv4 total length");
-        assert_eq!(usize::from(u16::from_be_bytes([f[38], f[39]])), n - 34, "{name}: UDP length");
+        assert_eq!(
+            wire::ipv4_checksum(&f[14..34]),
+            0,
+            "{name}: IPv4 header checksum verifies"
+        );
+        assert_eq!(
+            usize::from(u16::from_be_bytes([f[16], f[17]])),
+            n - 14,
+            "{name}: IPv4 total length"
+        );
+        assert_eq!(
+            usize::from(u16::from_be_bytes([f[38], f[39]])),
+            n - 34,
+            "{name}: UDP length"
+        );
         assert_eq!((n - 14) % 4, 0, "{name}: IPv4 datagram is a multiple of 4 bytes");
     }
     // The masked fields really are outside the ICRC: rewriting them keeps it valid.
@@ -304,12 +425,21 @@ fn icrc_and_checksums_follow_section_3() {
     f[40] = 0x12; // UDP checksum
     f[46] = 0x5A; // BTH reserved byte
     let n = f.len();
-    assert_eq!(wire::icrc(&f[..n - 4]), u32::from_le_bytes([f[n - 4], f[n - 3], f[n - 2], f[n - 1]]));
+    assert_eq!(
+        wire::icrc(&f[..n - 4]),
+        u32::from_le_bytes([f[n - 4], f[n - 3], f[n - 2], f[n - 1]])
+    );
 }
 
 /// The integer at the start of a Markdown table cell ("50_000 ns" -> 50000).
 fn cell_int(cell: &str) -> Option<u64> {
-    let s: String = cell.trim().trim_matches('`').chars().take_while(|c| c.is_ascii_digit() || *c == '_').filter(|c| *c != '_').collect();
+    let s: String = cell
+        .trim()
+        .trim_matches('`')
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '_')
+        .filter(|c| *c != '_')
+        .collect();
     s.parse().ok()
 }
 
@@ -386,7 +516,11 @@ fn spec_parameter_table_matches_the_constants() {
         let Some((_, cell)) = rows.iter().find(|(n, _)| n == name) else {
             panic!("SPEC.md §7 has no row for `{name}`");
         };
-        assert_eq!(cell_int(cell), Some(value), "SPEC.md §7 value of `{name}` (cell {cell:?})");
+        assert_eq!(
+            cell_int(cell),
+            Some(value),
+            "SPEC.md §7 value of `{name}` (cell {cell:?})"
+        );
     }
 }
 
@@ -396,6 +530,13 @@ fn spec_counter_table_lists_every_counter() {
     let start = spec.find("### 9.3").expect("SPEC.md has §9.3");
     let end = spec[start..].find("\n## ").map_or(spec.len(), |e| start + e);
     let listed: Vec<String> = spec_named_rows(&spec[start..end]).into_iter().map(|(n, _)| n).collect();
-    let actual: Vec<String> = mroce_model::Counters::default().pairs().into_iter().map(|(n, _)| n.to_string()).collect();
-    assert_eq!(listed, actual, "SPEC.md §9.3 must list every counter of `Counters`, in declaration order");
+    let actual: Vec<String> = mroce_model::Counters::default()
+        .pairs()
+        .into_iter()
+        .map(|(n, _)| n.to_string())
+        .collect();
+    assert_eq!(
+        listed, actual,
+        "SPEC.md §9.3 must list every counter of `Counters`, in declaration order"
+    );
 }

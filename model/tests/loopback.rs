@@ -32,7 +32,13 @@ fn write_with_heavy_loss() {
 #[test]
 fn loss_of_each_packet_type() {
     // Drop the first k frames of each opcode, in turn: CONNECT, CONNECT_ACK, data, ACK, probe.
-    for op in [opcode::MR_CONNECT, opcode::MR_CONNECT_ACK, opcode::MR_WRITE, opcode::MR_ACK, opcode::MR_PROBE] {
+    for op in [
+        opcode::MR_CONNECT,
+        opcode::MR_CONNECT_ACK,
+        opcode::MR_WRITE,
+        opcode::MR_ACK,
+        opcode::MR_PROBE,
+    ] {
         let mut seen = 0u32;
         let inj: Injector = Box::new(move |_, f, _| {
             if opcode(f) == op {
@@ -43,7 +49,12 @@ fn loss_of_each_packet_type() {
             }
             Fate::Deliver
         });
-        let mut l = Link::new(10 + op as u64, EndpointConfig::default(), EndpointConfig::default(), inj);
+        let mut l = Link::new(
+            10 + op as u64,
+            EndpointConfig::default(),
+            EndpointConfig::default(),
+            inj,
+        );
         write_transfer(&mut l, 1 << 20, op as u64);
     }
 }
@@ -65,12 +76,18 @@ fn reordering_and_duplication_keep_integrity() {
     let mut l = Link::new(4, EndpointConfig::default(), EndpointConfig::default(), inj);
     write_transfer(&mut l, 2 << 20, 4);
     let s = l.b.stats();
-    assert!(s.duplicate_psn + s.duplicate_chunks > 0, "duplicates were seen and dropped");
+    assert!(
+        s.duplicate_psn + s.duplicate_chunks > 0,
+        "duplicates were seen and dropped"
+    );
 }
 
 #[test]
 fn psn_wraparound() {
-    let cfg = EndpointConfig { fixed_isn: Some(u32::MAX - 20), ..Default::default() };
+    let cfg = EndpointConfig {
+        fixed_isn: Some(u32::MAX - 20),
+        ..Default::default()
+    };
     let mut l = Link::new(5, cfg, cfg, random_loss(0.02));
     write_transfer(&mut l, 4 << 20, 5);
     let c = l.a.connection(1).unwrap();
@@ -87,18 +104,72 @@ fn placement_outside_region_and_wrong_rkey_fail_cleanly() {
     let c = l.connect();
     let (src, dst) = regions(&mut l, 64 << 10, 6);
     // 1: past the end of the region. 2: unknown R_Key. 3: a good one after them on the same stream.
-    l.a.post_write(c, 0, LocalBuf { key: src, offset: 0, len: 8192 }, RemoteBuf { va: dst.va + (60 << 10), rkey: dst.rkey }, 1).unwrap();
-    l.a.post_write(c, 0, LocalBuf { key: src, offset: 0, len: 100 }, RemoteBuf { va: dst.va, rkey: dst.rkey ^ 0x55 }, 2).unwrap();
-    l.a.post_write(c, 0, LocalBuf { key: src, offset: 0, len: 4096 }, RemoteBuf { va: dst.va, rkey: dst.rkey }, 3).unwrap();
+    l.a.post_write(
+        c,
+        0,
+        LocalBuf {
+            key: src,
+            offset: 0,
+            len: 8192,
+        },
+        RemoteBuf {
+            va: dst.va + (60 << 10),
+            rkey: dst.rkey,
+        },
+        1,
+    )
+    .unwrap();
+    l.a.post_write(
+        c,
+        0,
+        LocalBuf {
+            key: src,
+            offset: 0,
+            len: 100,
+        },
+        RemoteBuf {
+            va: dst.va,
+            rkey: dst.rkey ^ 0x55,
+        },
+        2,
+    )
+    .unwrap();
+    l.a.post_write(
+        c,
+        0,
+        LocalBuf {
+            key: src,
+            offset: 0,
+            len: 4096,
+        },
+        RemoteBuf {
+            va: dst.va,
+            rkey: dst.rkey,
+        },
+        3,
+    )
+    .unwrap();
     assert!(l.run_until(1_000_000_000, |l| l.completions_a().len() == 3));
     let st: Vec<(u64, Status)> = l.completions_a().iter().map(|c| (c.wr_id, c.status)).collect();
-    assert_eq!(st, vec![(1, Status::RemoteAccessError), (2, Status::RemoteAccessError), (3, Status::Ok)]);
+    assert_eq!(
+        st,
+        vec![
+            (1, Status::RemoteAccessError),
+            (2, Status::RemoteAccessError),
+            (3, Status::Ok)
+        ]
+    );
     let s = l.b.stats();
     assert!(s.bounds_violations > 0 && s.rkey_violations > 0);
     // Placement is per packet: the in-bounds first packet of write 1 may land (as on any
     // RDMA NIC before the error), the out-of-bounds one never does; write 2 lands nowhere.
-    assert!(l.b.memory().region(dst).unwrap()[4096..60 << 10].iter().all(|&x| x == 0));
-    assert_eq!(&l.b.memory().region(dst).unwrap()[..4096], &l.a.memory().region(src).unwrap()[..4096]);
+    assert!(l.b.memory().region(dst).unwrap()[4096..60 << 10]
+        .iter()
+        .all(|&x| x == 0));
+    assert_eq!(
+        &l.b.memory().region(dst).unwrap()[..4096],
+        &l.a.memory().region(src).unwrap()[..4096]
+    );
 }
 
 #[test]
@@ -107,27 +178,57 @@ fn send_waits_for_posted_receive() {
     let c = l.connect();
     let bc = l.b_conn();
     let src = l.a.memory_mut().register(3 * 5000, Access { remote_write: false });
-    for (i, x) in l.a.memory_mut().local_mut(src, 0, 15000).unwrap().iter_mut().enumerate() {
+    for (i, x) in
+        l.a.memory_mut()
+            .local_mut(src, 0, 15000)
+            .unwrap()
+            .iter_mut()
+            .enumerate()
+    {
         *x = (i * 7) as u8;
     }
     let dst = l.b.memory_mut().register(3 * 8192, Access { remote_write: false });
     for i in 0..3u64 {
-        l.a.post_send(c, 9, LocalBuf { key: src, offset: i * 5000, len: 5000 }, 100 + i).unwrap();
+        l.a.post_send(
+            c,
+            9,
+            LocalBuf {
+                key: src,
+                offset: i * 5000,
+                len: 5000,
+            },
+            100 + i,
+        )
+        .unwrap();
     }
     // No receive posted yet: SENDs are refused (and retransmitted), nothing completes.
     l.run_until(l.now + 300_000, |_| false);
     assert!(l.completions_a().is_empty());
     assert!(l.b.stats().rnr_drops > 0);
     for i in 0..3u64 {
-        l.b.post_recv(bc, 9, LocalBuf { key: dst, offset: i * 8192, len: 8192 }, 200 + i).unwrap();
+        l.b.post_recv(
+            bc,
+            9,
+            LocalBuf {
+                key: dst,
+                offset: i * 8192,
+                len: 8192,
+            },
+            200 + i,
+        )
+        .unwrap();
     }
-    assert!(l.run_until(l.now + 1_000_000_000, |l| l.completions_a().len() == 3 && l.completions_b().len() == 3));
+    assert!(l.run_until(l.now + 1_000_000_000, |l| l.completions_a().len() == 3
+        && l.completions_b().len() == 3));
     let rx = l.completions_b();
-    assert_eq!(rx.iter().map(|c| (c.wr_id, c.kind, c.bytes)).collect::<Vec<_>>(), vec![
-        (200, WorkKind::Recv, 5000),
-        (201, WorkKind::Recv, 5000),
-        (202, WorkKind::Recv, 5000)
-    ]);
+    assert_eq!(
+        rx.iter().map(|c| (c.wr_id, c.kind, c.bytes)).collect::<Vec<_>>(),
+        vec![
+            (200, WorkKind::Recv, 5000),
+            (201, WorkKind::Recv, 5000),
+            (202, WorkKind::Recv, 5000)
+        ]
+    );
     for i in 0..3usize {
         assert_eq!(
             &l.b.memory().region(dst).unwrap()[i * 8192..i * 8192 + 5000],
@@ -143,9 +244,30 @@ fn send_larger_than_receive_is_rejected() {
     let bc = l.b_conn();
     let src = l.a.memory_mut().register(10000, Access { remote_write: false });
     let dst = l.b.memory_mut().register(4096, Access { remote_write: false });
-    l.b.post_recv(bc, 0, LocalBuf { key: dst, offset: 0, len: 4096 }, 1).unwrap();
-    l.a.post_send(c, 0, LocalBuf { key: src, offset: 0, len: 10000 }, 2).unwrap();
-    assert!(l.run_until(100_000_000, |l| l.completions_a().len() == 1 && l.completions_b().len() == 1));
+    l.b.post_recv(
+        bc,
+        0,
+        LocalBuf {
+            key: dst,
+            offset: 0,
+            len: 4096,
+        },
+        1,
+    )
+    .unwrap();
+    l.a.post_send(
+        c,
+        0,
+        LocalBuf {
+            key: src,
+            offset: 0,
+            len: 10000,
+        },
+        2,
+    )
+    .unwrap();
+    assert!(l.run_until(100_000_000, |l| l.completions_a().len() == 1
+        && l.completions_b().len() == 1));
     assert_eq!(l.completions_a()[0].status, Status::RemoteInvalid);
     assert_eq!(l.completions_b()[0].status, Status::RemoteInvalid);
 }
@@ -153,7 +275,13 @@ fn send_larger_than_receive_is_rejected() {
 #[test]
 fn forged_and_duplicate_acks_are_harmless() {
     // Duplicate every ACK and inject forged ACKs claiming PSNs that were never sent.
-    let inj: Injector = Box::new(|to_b, f, _| if !to_b && opcode(f) == opcode::MR_ACK { Fate::Duplicate } else { Fate::Deliver });
+    let inj: Injector = Box::new(|to_b, f, _| {
+        if !to_b && opcode(f) == opcode::MR_ACK {
+            Fate::Duplicate
+        } else {
+            Fate::Deliver
+        }
+    });
     let mut l = Link::new(9, EndpointConfig::default(), EndpointConfig::default(), inj);
     let c = l.connect();
     let (src, dst) = regions(&mut l, 1 << 20, 9);
@@ -166,19 +294,38 @@ fn forged_and_duplicate_acks_are_harmless() {
             let a = l.a.connection(c).unwrap();
             let st = *a.scoreboard().path((k % 16) as u8);
             // All ones from the current floor: claims PSNs far beyond what was sent.
-            let akh = wire::Akh { path: (k % 16) as u8, base: st.una, cum: st.una, sack: [u32::MAX; 8], ..Default::default() };
-            let addrs = wire::FrameAddrs { src_mac: addr_b().mac, dst_mac: addr_a().mac, src_ip: addr_b().ips[0], dst_ip: addr_a().ips[0], src_port: 0xC000, ttl: 64, ..Default::default() };
+            let akh = wire::Akh {
+                path: (k % 16) as u8,
+                base: st.una,
+                cum: st.una,
+                sack: [u32::MAX; 8],
+                ..Default::default()
+            };
+            let addrs = wire::FrameAddrs {
+                src_mac: addr_b().mac,
+                dst_mac: addr_a().mac,
+                src_ip: addr_b().ips[0],
+                dst_ip: addr_a().ips[0],
+                src_port: 0xC000,
+                ttl: 64,
+                ..Default::default()
+            };
             let mut bth = wire::Bth::new(0, peer_conn, 0);
             bth.opcode = opcode::MR_ACK;
             let len = wire::encode_mroce(&mut buf, &addrs, &bth, &wire::MrPacket::Ack(akh)).unwrap();
             l.inject_frame(false, 0, buf[..len].to_vec());
             // A misaligned base is rejected outright.
-            let akh2 = wire::Akh { base: st.una.wrapping_add(3), ..akh };
+            let akh2 = wire::Akh {
+                base: st.una.wrapping_add(3),
+                ..akh
+            };
             let len = wire::encode_mroce(&mut buf, &addrs, &bth, &wire::MrPacket::Ack(akh2)).unwrap();
             l.inject_frame(false, 0, buf[..len].to_vec());
         }
     }
-    let done = l.run_until(2_000_000_000, |l| l.completions_a().len() == n && l.completions_b().len() == n);
+    let done = l.run_until(2_000_000_000, |l| {
+        l.completions_a().len() == n && l.completions_b().len() == n
+    });
     let s = l.a.stats();
     assert!(s.forged_acks > 0 && s.forged_ack_bits > 0, "{s:?}");
     // A forged ACK may wrongly free PSNs that were really sent (no authentication on the
@@ -196,8 +343,24 @@ fn garbage_frames_are_counted_drops() {
     let _c = l.connect();
     let mut r = mroce_model::Rng::new(5);
     let mut good = vec![0u8; 256];
-    let addrs = wire::FrameAddrs { src_mac: addr_a().mac, dst_mac: addr_b().mac, src_ip: addr_a().ips[0], dst_ip: addr_b().ips[0], src_port: 0xC001, ttl: 64, ..Default::default() };
-    let n = wire::encode_mroce(&mut good, &addrs, &wire::Bth::new(opcode::MR_PROBE, l.b_conn(), 0), &wire::MrPacket::Probe { mrh: Default::default() }).unwrap();
+    let addrs = wire::FrameAddrs {
+        src_mac: addr_a().mac,
+        dst_mac: addr_b().mac,
+        src_ip: addr_a().ips[0],
+        dst_ip: addr_b().ips[0],
+        src_port: 0xC001,
+        ttl: 64,
+        ..Default::default()
+    };
+    let n = wire::encode_mroce(
+        &mut good,
+        &addrs,
+        &wire::Bth::new(opcode::MR_PROBE, l.b_conn(), 0),
+        &wire::MrPacket::Probe {
+            mrh: Default::default(),
+        },
+    )
+    .unwrap();
     good.truncate(n);
     let before = l.b.stats().bad_frames;
     for i in 0..2000usize {
@@ -220,11 +383,38 @@ fn unknown_connection_and_peer() {
     let mut l = Link::simple(12, 0.0);
     let _c = l.connect();
     let mut buf = vec![0u8; 256];
-    let addrs = wire::FrameAddrs { src_mac: [9; 6], dst_mac: addr_b().mac, src_ip: [10, 9, 9, 9], dst_ip: addr_b().ips[0], src_port: 0xC001, ttl: 64, ..Default::default() };
-    let n = wire::encode_mroce(&mut buf, &addrs, &wire::Bth::new(0, 77, 0), &wire::MrPacket::Probe { mrh: Default::default() }).unwrap();
+    let addrs = wire::FrameAddrs {
+        src_mac: [9; 6],
+        dst_mac: addr_b().mac,
+        src_ip: [10, 9, 9, 9],
+        dst_ip: addr_b().ips[0],
+        src_port: 0xC001,
+        ttl: 64,
+        ..Default::default()
+    };
+    let n = wire::encode_mroce(
+        &mut buf,
+        &addrs,
+        &wire::Bth::new(0, 77, 0),
+        &wire::MrPacket::Probe {
+            mrh: Default::default(),
+        },
+    )
+    .unwrap();
     l.b.handle_frame(0, 0, &buf[..n]);
     assert_eq!(l.b.stats().unknown_connection, 1);
-    let n = wire::encode_mroce(&mut buf, &addrs, &wire::Bth::new(0, 0, 0), &wire::MrPacket::Connect(wire::Cmh { paths: 4, planes: 1, mtu: 4096, ..Default::default() })).unwrap();
+    let n = wire::encode_mroce(
+        &mut buf,
+        &addrs,
+        &wire::Bth::new(0, 0, 0),
+        &wire::MrPacket::Connect(wire::Cmh {
+            paths: 4,
+            planes: 1,
+            mtu: 4096,
+            ..Default::default()
+        }),
+    )
+    .unwrap();
     l.b.handle_frame(0, 0, &buf[..n]);
     assert_eq!(l.b.stats().unknown_peer, 1);
 }
@@ -251,7 +441,10 @@ fn disconnect_is_clean() {
     let mut l = Link::simple(14, 0.1);
     let c = l.connect();
     l.a.disconnect(l.now, c).unwrap();
-    assert!(l.run_until(l.now + 100_000_000, |l| l.events_a.contains(&Event::Disconnected(c)) && l.events_b.iter().any(|e| matches!(e, Event::Disconnected(_)))));
+    assert!(
+        l.run_until(l.now + 100_000_000, |l| l.events_a.contains(&Event::Disconnected(c))
+            && l.events_b.iter().any(|e| matches!(e, Event::Disconnected(_))))
+    );
     assert_eq!(l.a.connection_count(), 0);
     assert_eq!(l.b.connection_count(), 0);
 }
@@ -263,20 +456,43 @@ fn out_of_window_psn_is_a_counted_drop() {
     let bc = l.b_conn();
     let a_conn = 1;
     let mut buf = vec![0u8; 512];
-    let addrs = wire::FrameAddrs { src_mac: addr_a().mac, dst_mac: addr_b().mac, src_ip: addr_a().ips[0], dst_ip: addr_b().ips[0], src_port: 0xC001, ttl: 64, ..Default::default() };
+    let addrs = wire::FrameAddrs {
+        src_mac: addr_a().mac,
+        dst_mac: addr_b().mac,
+        src_ip: addr_a().ips[0],
+        dst_ip: addr_b().ips[0],
+        src_port: 0xC001,
+        ttl: 64,
+        ..Default::default()
+    };
     let base = l.b.connection(bc).unwrap().tracker().path(0).base;
     // A probe 300 PSNs ahead of the window (which spans 256) and one far behind, both
     // carrying the sender's true floor. (A floor ahead of the window does slide it, one word
     // per packet: that is how a receiver catches up after the sender abandoned a window.)
     for psn in [base.wrapping_add(300), base.wrapping_sub(1000)] {
-        let mrh = wire::Mrh { path: 0, psn, floor: base, ..Default::default() };
-        let n = wire::encode_mroce(&mut buf, &addrs, &wire::Bth::new(0, bc, psn), &wire::MrPacket::Probe { mrh }).unwrap();
+        let mrh = wire::Mrh {
+            path: 0,
+            psn,
+            floor: base,
+            ..Default::default()
+        };
+        let n = wire::encode_mroce(
+            &mut buf,
+            &addrs,
+            &wire::Bth::new(0, bc, psn),
+            &wire::MrPacket::Probe { mrh },
+        )
+        .unwrap();
         l.b.handle_frame(l.now, 0, &buf[..n]);
     }
     let s = l.b.stats();
     assert_eq!(s.out_of_window, 1);
     assert_eq!(s.duplicate_psn, 1);
-    assert_eq!(l.b.connection(bc).unwrap().tracker().path(0).base, base, "window unchanged");
+    assert_eq!(
+        l.b.connection(bc).unwrap().tracker().path(0).base,
+        base,
+        "window unchanged"
+    );
     let _ = a_conn;
 }
 
@@ -287,33 +503,69 @@ fn lost_naks_and_disconnects_are_recovered() {
     let inj: Injector = Box::new(move |_, f, _| match opcode(f) {
         opcode::MR_NAK => {
             naks += 1;
-            if naks <= 3 { Fate::Drop } else { Fate::Deliver }
+            if naks <= 3 {
+                Fate::Drop
+            } else {
+                Fate::Deliver
+            }
         }
         opcode::MR_DISCONNECT | opcode::MR_DISCONNECT_ACK => {
             discs += 1;
-            if discs <= 2 { Fate::Drop } else { Fate::Deliver }
+            if discs <= 2 {
+                Fate::Drop
+            } else {
+                Fate::Deliver
+            }
         }
         _ => Fate::Deliver,
     });
     let mut l = Link::new(16, EndpointConfig::default(), EndpointConfig::default(), inj);
     let c = l.connect();
     let (src, dst) = regions(&mut l, 16 << 10, 16);
-    l.a.post_write(c, 0, LocalBuf { key: src, offset: 0, len: 100 }, RemoteBuf { va: dst.va, rkey: dst.rkey ^ 1 }, 1).unwrap();
+    l.a.post_write(
+        c,
+        0,
+        LocalBuf {
+            key: src,
+            offset: 0,
+            len: 100,
+        },
+        RemoteBuf {
+            va: dst.va,
+            rkey: dst.rkey ^ 1,
+        },
+        1,
+    )
+    .unwrap();
     assert!(l.run_until(1_000_000_000, |l| l.completions_a().len() == 1));
-    assert_eq!(l.completions_a()[0].status, Status::RemoteAccessError, "a lost NAK never turns into success");
+    assert_eq!(
+        l.completions_a()[0].status,
+        Status::RemoteAccessError,
+        "a lost NAK never turns into success"
+    );
     assert!(l.b.stats().naks_sent >= 4);
     l.a.disconnect(l.now, c).unwrap();
-    assert!(l.run_until(l.now + 100_000_000, |l| l.a.connection_count() == 0 && l.b.connection_count() == 0));
+    assert!(l.run_until(l.now + 100_000_000, |l| l.a.connection_count() == 0
+        && l.b.connection_count() == 0));
 }
 
 #[test]
 fn fewer_paths_at_the_acceptor_are_negotiated() {
-    let a = EndpointConfig { paths: 16, ..Default::default() };
-    let b = EndpointConfig { paths: 4, ..Default::default() };
+    let a = EndpointConfig {
+        paths: 16,
+        ..Default::default()
+    };
+    let b = EndpointConfig {
+        paths: 4,
+        ..Default::default()
+    };
     let mut l = Link::new(17, a, b, random_loss(0.01));
     write_transfer(&mut l, 1 << 20, 17);
     assert_eq!(l.b.stats().bad_path, 0);
-    assert_eq!(l.a.connection(1).unwrap().selector().path(4).health, mroce_model::path_selector::PathHealth::Disabled);
+    assert_eq!(
+        l.a.connection(1).unwrap().selector().path(4).health,
+        mroce_model::path_selector::PathHealth::Disabled
+    );
 }
 
 #[test]
@@ -332,25 +584,64 @@ fn sends_match_receives_by_rsn_even_mixed_with_writes() {
     let c = l.connect();
     let bc = l.b_conn();
     let src = l.a.memory_mut().register(4 * 6000, Access { remote_write: false });
-    for (i, x) in l.a.memory_mut().local_mut(src, 0, 24000).unwrap().iter_mut().enumerate() {
+    for (i, x) in
+        l.a.memory_mut()
+            .local_mut(src, 0, 24000)
+            .unwrap()
+            .iter_mut()
+            .enumerate()
+    {
         *x = (i % 251) as u8;
     }
     let wdst = l.b.memory_mut().register(2 * 6000, Access { remote_write: true });
     let rdst = l.b.memory_mut().register(2 * 8192, Access { remote_write: false });
     for i in 0..2u64 {
-        l.b.post_recv(bc, 3, LocalBuf { key: rdst, offset: i * 8192, len: 8192 }, 500 + i).unwrap();
+        l.b.post_recv(
+            bc,
+            3,
+            LocalBuf {
+                key: rdst,
+                offset: i * 8192,
+                len: 8192,
+            },
+            500 + i,
+        )
+        .unwrap();
     }
     for i in 0..4u64 {
-        let local = LocalBuf { key: src, offset: i * 6000, len: 6000 };
+        let local = LocalBuf {
+            key: src,
+            offset: i * 6000,
+            len: 6000,
+        };
         if i % 2 == 0 {
-            l.a.post_write(c, 3, local, RemoteBuf { va: wdst.va + (i / 2) * 6000, rkey: wdst.rkey }, i).unwrap();
+            l.a.post_write(
+                c,
+                3,
+                local,
+                RemoteBuf {
+                    va: wdst.va + (i / 2) * 6000,
+                    rkey: wdst.rkey,
+                },
+                i,
+            )
+            .unwrap();
         } else {
             l.a.post_send(c, 3, local, i).unwrap();
         }
     }
-    assert!(l.run_until(100_000_000, |l| l.completions_a().len() == 4 && l.completions_b().len() == 4));
+    assert!(l.run_until(100_000_000, |l| l.completions_a().len() == 4
+        && l.completions_b().len() == 4));
     let rx: Vec<(WorkKind, u64)> = l.completions_b().iter().map(|c| (c.kind, c.wr_id)).collect();
-    assert_eq!(rx, vec![(WorkKind::WriteReceived, 0), (WorkKind::Recv, 500), (WorkKind::WriteReceived, 0), (WorkKind::Recv, 501)]);
+    assert_eq!(
+        rx,
+        vec![
+            (WorkKind::WriteReceived, 0),
+            (WorkKind::Recv, 500),
+            (WorkKind::WriteReceived, 0),
+            (WorkKind::Recv, 501)
+        ]
+    );
     let a = l.a.memory().region(src).unwrap().to_vec();
     let r = l.b.memory().region(rdst).unwrap();
     assert_eq!(&r[..6000], &a[6000..12000], "SEND 1 in receive 0");
@@ -367,12 +658,53 @@ fn failed_write_does_not_consume_a_receive() {
     let bc = l.b_conn();
     let src = l.a.memory_mut().register(4096, Access { remote_write: false });
     let dst = l.b.memory_mut().register(4096, Access { remote_write: true });
-    l.b.post_recv(bc, 0, LocalBuf { key: dst, offset: 0, len: 4096 }, 77).unwrap();
-    l.a.post_write(c, 0, LocalBuf { key: src, offset: 0, len: 64 }, RemoteBuf { va: dst.va, rkey: 0xBAD }, 1).unwrap();
-    l.a.post_send(c, 0, LocalBuf { key: src, offset: 0, len: 64 }, 2).unwrap();
-    assert!(l.run_until(100_000_000, |l| l.completions_a().len() == 2 && l.completions_b().len() == 2));
+    l.b.post_recv(
+        bc,
+        0,
+        LocalBuf {
+            key: dst,
+            offset: 0,
+            len: 4096,
+        },
+        77,
+    )
+    .unwrap();
+    l.a.post_write(
+        c,
+        0,
+        LocalBuf {
+            key: src,
+            offset: 0,
+            len: 64,
+        },
+        RemoteBuf {
+            va: dst.va,
+            rkey: 0xBAD,
+        },
+        1,
+    )
+    .unwrap();
+    l.a.post_send(
+        c,
+        0,
+        LocalBuf {
+            key: src,
+            offset: 0,
+            len: 64,
+        },
+        2,
+    )
+    .unwrap();
+    assert!(l.run_until(100_000_000, |l| l.completions_a().len() == 2
+        && l.completions_b().len() == 2));
     let rx: Vec<(WorkKind, u64, Status)> = l.completions_b().iter().map(|c| (c.kind, c.wr_id, c.status)).collect();
-    assert_eq!(rx, vec![(WorkKind::WriteReceived, 0, Status::RemoteAccessError), (WorkKind::Recv, 77, Status::Ok)]);
+    assert_eq!(
+        rx,
+        vec![
+            (WorkKind::WriteReceived, 0, Status::RemoteAccessError),
+            (WorkKind::Recv, 77, Status::Ok)
+        ]
+    );
 }
 
 #[test]
@@ -393,8 +725,40 @@ fn streams_are_served_round_robin() {
     let mut l = Link::simple(21, 0.0);
     let c = l.connect();
     let (src, dst) = regions(&mut l, 8 << 20, 21);
-    l.a.post_write(c, 0, LocalBuf { key: src, offset: 0, len: 8 << 20 }, RemoteBuf { va: dst.va, rkey: dst.rkey }, 1).unwrap();
-    l.a.post_write(c, 1, LocalBuf { key: src, offset: 0, len: 4096 }, RemoteBuf { va: dst.va, rkey: dst.rkey }, 2).unwrap();
+    l.a.post_write(
+        c,
+        0,
+        LocalBuf {
+            key: src,
+            offset: 0,
+            len: 8 << 20,
+        },
+        RemoteBuf {
+            va: dst.va,
+            rkey: dst.rkey,
+        },
+        1,
+    )
+    .unwrap();
+    l.a.post_write(
+        c,
+        1,
+        LocalBuf {
+            key: src,
+            offset: 0,
+            len: 4096,
+        },
+        RemoteBuf {
+            va: dst.va,
+            rkey: dst.rkey,
+        },
+        2,
+    )
+    .unwrap();
     assert!(l.run_until(1_000_000_000, |l| l.completions_a().len() == 2));
-    assert_eq!(l.completions_a()[0].wr_id, 2, "the small message on stream 1 is not stuck behind stream 0");
+    assert_eq!(
+        l.completions_a()[0].wr_id,
+        2,
+        "the small message on stream 1 is not stuck behind stream 0"
+    );
 }

@@ -21,7 +21,14 @@ fn addrs(u: &mut Unstructured) -> Result<FrameAddrs> {
 }
 
 fn mrh(u: &mut Unstructured) -> Result<Mrh> {
-    Ok(Mrh { flags: u.int_in_range(0..=15)?, path: u.arbitrary()?, plane: u.arbitrary()?, psn: u.arbitrary()?, floor: u.arbitrary()?, ts: u.arbitrary()? })
+    Ok(Mrh {
+        flags: u.int_in_range(0..=15)?,
+        path: u.arbitrary()?,
+        plane: u.arbitrary()?,
+        psn: u.arbitrary()?,
+        floor: u.arbitrary()?,
+        ts: u.arbitrary()?,
+    })
 }
 
 fn cmh(u: &mut Unstructured) -> Result<Cmh> {
@@ -44,10 +51,28 @@ fn roundtrip_every_packet_type() {
         let payload_len = u.int_in_range(1..=600usize)?;
         let payload: Vec<u8> = (0..payload_len).map(|_| u.arbitrary()).collect::<Result<_>>()?;
         let offset: u32 = u.int_in_range(0..=1 << 20)?;
-        let sdh = Sdh { stream: u.arbitrary()?, msg_seq: u.arbitrary()?, offset, msg_len: offset + payload_len as u32 + u.int_in_range(0..=5000)? };
+        let sdh = Sdh {
+            stream: u.arbitrary()?,
+            msg_seq: u.arbitrary()?,
+            offset,
+            msg_len: offset + payload_len as u32 + u.int_in_range(0..=5000)?,
+        };
         let pkt = match u.int_in_range(0..=8)? {
-            0 => MrPacket::Write { mrh: mrh(u)?, sdh, rph: Rph { va: u.arbitrary()?, rkey: u.arbitrary()? }, payload: &payload },
-            1 => MrPacket::Send { mrh: mrh(u)?, sdh, rsn: u.arbitrary()?, payload: &payload },
+            0 => MrPacket::Write {
+                mrh: mrh(u)?,
+                sdh,
+                rph: Rph {
+                    va: u.arbitrary()?,
+                    rkey: u.arbitrary()?,
+                },
+                payload: &payload,
+            },
+            1 => MrPacket::Send {
+                mrh: mrh(u)?,
+                sdh,
+                rsn: u.arbitrary()?,
+                payload: &payload,
+            },
             2 => MrPacket::Probe { mrh: mrh(u)? },
             3 => MrPacket::Ack(Akh {
                 path: u.arbitrary()?,
@@ -60,7 +85,12 @@ fn roundtrip_every_packet_type() {
                 rate_hint_mbps: u.arbitrary()?,
                 sack: u.arbitrary()?,
             }),
-            4 => MrPacket::Nak(Nkh { syndrome: u.arbitrary()?, stream: u.arbitrary()?, msg_seq: u.arbitrary()?, offset: u.arbitrary()? }),
+            4 => MrPacket::Nak(Nkh {
+                syndrome: u.arbitrary()?,
+                stream: u.arbitrary()?,
+                msg_seq: u.arbitrary()?,
+                offset: u.arbitrary()?,
+            }),
             5 => MrPacket::Connect(cmh(u)?),
             6 => MrPacket::ConnectAck(cmh(u)?),
             7 => MrPacket::Disconnect(cmh(u)?),
@@ -96,15 +126,30 @@ fn decode_of_arbitrary_bytes_never_panics() {
 #[test]
 fn decode_of_mutated_frames_never_panics_and_never_accepts_a_changed_payload() {
     arbtest::arbtest(|u| {
-        let payload: Vec<u8> = (0..u.int_in_range(1..=200usize)?).map(|_| u.arbitrary()).collect::<Result<_>>()?;
-        let sdh = Sdh { stream: 1, msg_seq: 2, offset: 0, msg_len: payload.len() as u32 };
-        let pkt = MrPacket::Send { mrh: mrh(u)?, sdh, rsn: 3, payload: &payload };
+        let payload: Vec<u8> = (0..u.int_in_range(1..=200usize)?)
+            .map(|_| u.arbitrary())
+            .collect::<Result<_>>()?;
+        let sdh = Sdh {
+            stream: 1,
+            msg_seq: 2,
+            offset: 0,
+            msg_len: payload.len() as u32,
+        };
+        let pkt = MrPacket::Send {
+            mrh: mrh(u)?,
+            sdh,
+            rsn: 3,
+            payload: &payload,
+        };
         let mut buf = vec![0u8; 512];
         let n = encode_mroce(&mut buf, &addrs(u)?, &Bth::new(0, 5, 1), &pkt).unwrap();
         let mut f = buf[..n].to_vec();
         let pos = u.int_in_range(wire::BTH_OFFSET + 12..=n - 5)?;
         f[pos] ^= u.int_in_range(1..=255u8)?;
-        assert!(decode_mroce_frame(&f).is_err(), "a flipped transport byte must fail the ICRC");
+        assert!(
+            decode_mroce_frame(&f).is_err(),
+            "a flipped transport byte must fail the ICRC"
+        );
         let cut = u.int_in_range(0..=n)?;
         let _ = decode_mroce_frame(&f[..cut]);
         Ok(())
@@ -132,10 +177,19 @@ fn scoreboard_never_frees_twice_never_loses() {
                     let st = *s.path(path);
                     let k: u32 = u.int_in_range(0..=9)?;
                     let wp = st.una.wrapping_add(32 * k).wrapping_sub(32);
-                    let r = s.ack_word(path, wp, u.arbitrary()?, st.una.wrapping_add(u.int_in_range(0..=300)?), 0, 1000);
+                    let r = s.ack_word(
+                        path,
+                        wp,
+                        u.arbitrary()?,
+                        st.una.wrapping_add(u.int_in_range(0..=300)?),
+                        0,
+                        1000,
+                    );
                     for b in 0..32 {
                         if (r.freed | r.lost) >> b & 1 == 1 {
-                            let e = sent.get_mut(&(path, r.word_psn.wrapping_add(b))).expect("freed a PSN never sent");
+                            let e = sent
+                                .get_mut(&(path, r.word_psn.wrapping_add(b)))
+                                .expect("freed a PSN never sent");
                             *e += 1;
                             assert_eq!(*e, 1, "freed or lost twice");
                         }
@@ -146,7 +200,9 @@ fn scoreboard_never_frees_twice_never_loses() {
                         let r = s.expire_head(path);
                         for b in 0..32 {
                             if r.lost >> b & 1 == 1 {
-                                let e = sent.get_mut(&(path, r.word_psn.wrapping_add(b))).expect("lost a PSN never sent");
+                                let e = sent
+                                    .get_mut(&(path, r.word_psn.wrapping_add(b)))
+                                    .expect("lost a PSN never sent");
                                 *e += 1;
                                 assert_eq!(*e, 1);
                             }
@@ -186,7 +242,14 @@ fn tracker_new_at_most_once() {
                 floor[path as usize] = floor[path as usize].wrapping_add(32).min(psn);
             }
             let base = t.path(path).base;
-            let r = t.packet(&RxPacket { path, psn, floor: floor[path as usize], ce: u.arbitrary()?, ack_req: u.arbitrary()?, commit: u.ratio(9, 10)? });
+            let r = t.packet(&RxPacket {
+                path,
+                psn,
+                floor: floor[path as usize],
+                ce: u.arbitrary()?,
+                ack_req: u.arbitrary()?,
+                commit: u.ratio(9, 10)?,
+            });
             if r.verdict == RxVerdict::New {
                 assert!(seen.insert((path, psn)), "New twice");
                 assert!((psn.wrapping_sub(base) as usize) < SACK_BITS);

@@ -59,8 +59,20 @@ pub fn opcode(f: &[u8]) -> u8 {
 
 impl Link {
     pub fn new(seed: u64, cfg_a: EndpointConfig, cfg_b: EndpointConfig, inject: Injector) -> Self {
-        let mut a = Endpoint::new(EndpointConfig { addr: addr_a(), ..cfg_a }, seed);
-        let mut b = Endpoint::new(EndpointConfig { addr: addr_b(), ..cfg_b }, seed + 1);
+        let mut a = Endpoint::new(
+            EndpointConfig {
+                addr: addr_a(),
+                ..cfg_a
+            },
+            seed,
+        );
+        let mut b = Endpoint::new(
+            EndpointConfig {
+                addr: addr_b(),
+                ..cfg_b
+            },
+            seed + 1,
+        );
         a.add_peer(addr_b());
         b.add_peer(addr_a());
         Link {
@@ -79,7 +91,12 @@ impl Link {
     }
 
     pub fn simple(seed: u64, loss: f64) -> Self {
-        Self::new(seed, EndpointConfig::default(), EndpointConfig::default(), random_loss(loss))
+        Self::new(
+            seed,
+            EndpointConfig::default(),
+            EndpointConfig::default(),
+            random_loss(loss),
+        )
     }
 
     /// Put a raw frame on the wire towards B (or A).
@@ -146,13 +163,19 @@ impl Link {
 
     pub fn connect(&mut self) -> ConnId {
         let c = self.a.connect(self.now, addr_b()).unwrap();
-        assert!(self.run_until(self.now + 20_000_000, |l| l.events_a.contains(&Event::Connected(c))), "connect");
+        assert!(
+            self.run_until(self.now + 20_000_000, |l| l.events_a.contains(&Event::Connected(c))),
+            "connect"
+        );
         c
     }
 
     /// The id B gave the connection (from its Accepted event).
     pub fn b_conn(&self) -> ConnId {
-        self.events_b.iter().find_map(|e| if let Event::Accepted(c) = e { Some(*c) } else { None }).unwrap()
+        self.events_b
+            .iter()
+            .find_map(|e| if let Event::Accepted(c) = e { Some(*c) } else { None })
+            .unwrap()
     }
 
     pub fn completions_a(&self) -> Vec<Completion> {
@@ -164,7 +187,9 @@ impl Link {
 }
 
 pub fn comps(ev: &[Event]) -> Vec<Completion> {
-    ev.iter().filter_map(|e| if let Event::Completion(c) = e { Some(*c) } else { None }).collect()
+    ev.iter()
+        .filter_map(|e| if let Event::Completion(c) = e { Some(*c) } else { None })
+        .collect()
 }
 
 /// Register a source region on A filled with seeded bytes and a destination region on B.
@@ -186,8 +211,15 @@ pub fn post_writes(l: &mut Link, c: ConnId, src: MrKey, dst: MrKey, len: usize, 
         l.a.post_write(
             c,
             (i % streams as usize) as u16,
-            LocalBuf { key: src, offset: off as u64, len: ml },
-            RemoteBuf { va: dst.va + off as u64, rkey: dst.rkey },
+            LocalBuf {
+                key: src,
+                offset: off as u64,
+                len: ml,
+            },
+            RemoteBuf {
+                va: dst.va + off as u64,
+                rkey: dst.rkey,
+            },
             i as u64,
         )
         .unwrap();
@@ -201,13 +233,27 @@ pub fn write_transfer(l: &mut Link, len: usize, seed: u64) {
     let c = l.connect();
     let (src, dst) = regions(l, len, seed);
     let n = post_writes(l, c, src, dst, len, 256 * 1024, 3);
-    let done = l.run_until(l.now + 2_000_000_000, |l| l.completions_a().len() == n && l.completions_b().len() == n);
-    assert!(done, "transfer incomplete at t={} us: A {:?}", l.now / 1000, l.a.stats());
+    let done = l.run_until(l.now + 2_000_000_000, |l| {
+        l.completions_a().len() == n && l.completions_b().len() == n
+    });
+    assert!(
+        done,
+        "transfer incomplete at t={} us: A {:?}",
+        l.now / 1000,
+        l.a.stats()
+    );
     assert!(l.completions_a().iter().all(|c| c.status == Status::Ok));
-    assert_eq!(l.a.memory().region(src).unwrap(), l.b.memory().region(dst).unwrap(), "content differs");
+    assert_eq!(
+        l.a.memory().region(src).unwrap(),
+        l.b.memory().region(dst).unwrap(),
+        "content differs"
+    );
     let rx = l.completions_b();
     for s in 0..3u16 {
         let seqs: Vec<u32> = rx.iter().filter(|c| c.stream == s).map(|c| c.msg_seq).collect();
-        assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "stream {s} out of order: {seqs:?}");
+        assert!(
+            seqs.windows(2).all(|w| w[1] == w[0] + 1),
+            "stream {s} out of order: {seqs:?}"
+        );
     }
 }
