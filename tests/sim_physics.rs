@@ -196,7 +196,10 @@ fn a_dead_plane_carries_nothing_and_mroce_loses_no_message() {
                 // The dead paths were noticed: RTOs moved their data elsewhere (they may finish
                 // before PATH_DOWN_RTOS consecutive timeouts declare them down).
                 let rtos = r.counters.get("rtos").copied().unwrap_or(0);
-                assert!(r.net.path_down_events > 0 || rtos > 0, "mroce never noticed the dead paths");
+                assert!(
+                    r.net.path_down_events > 0 || rtos > 0,
+                    "mroce never noticed the dead paths"
+                );
             }
             Kind::Rocev2 => {
                 // The QPs of the dead rail cannot complete: the application loses those messages.
