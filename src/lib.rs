@@ -10,6 +10,8 @@
 #![warn(missing_docs)]
 
 pub use mroce_sim::pcap;
+pub mod cli_conformance;
+pub mod cli_hdl;
 pub mod cli_sim;
 pub mod cli_udp;
 pub mod pipe;

@@ -34,6 +34,10 @@ enum Command {
     Udp(mroce::cli_udp::UdpArgs),
     /// Packet-level fabric simulator: multi-plane leaf-spine experiments, mroce vs RoCEv2.
     Sim(mroce::cli_sim::SimArgs),
+    /// RustHDL blocks: Verilog generation, lint, ECP5 resource/timing estimate.
+    Hdl(mroce::cli_hdl::HdlArgs),
+    /// Conformance suite: numbered SPEC.md cases against the model, the UDP runtime or the HDL.
+    Conformance(mroce::cli_conformance::ConformanceArgs),
 }
 
 fn size_arg(s: &str) -> Result<u64, String> {
@@ -250,5 +254,7 @@ fn main() -> ExitCode {
         Command::PipeSweep(a) => cmd_pipe_sweep(a),
         Command::Udp(a) => mroce::cli_udp::run(a),
         Command::Sim(a) => mroce::cli_sim::run(a),
+        Command::Hdl(a) => mroce::cli_hdl::run(a),
+        Command::Conformance(a) => mroce::cli_conformance::run(a),
     }
 }

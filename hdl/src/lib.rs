@@ -1,9 +1,9 @@
 //! mroce hardware blocks in RustHDL (issue 4): `rx_tracker`, `tx_scoreboard`, `path_selector`
 //! and `transport_core`, each a transaction-level mirror of its `mroce_model` component.
 pub mod lutram;
-pub mod proto;
 pub mod path_selector;
 pub mod rx_tracker;
+pub mod transport_core;
 pub mod tx_scoreboard;
 pub mod verilog;
 
@@ -27,6 +27,16 @@ pub fn generate_all() -> Vec<VerilogFile> {
     v.push(VerilogFile {
         name: "tx_scoreboard",
         text: verilog::generate(&mut tx, "tx_scoreboard", "transmit scoreboard (mroce_model::tx_scoreboard)"),
+    });
+    let mut sel = path_selector::PathSelectorHw::default();
+    v.push(VerilogFile {
+        name: "path_selector",
+        text: verilog::generate(&mut sel, "path_selector", "path selector (mroce_model::path_selector)"),
+    });
+    let mut top = transport_core::TransportCore::default();
+    v.push(VerilogFile {
+        name: "transport_core",
+        text: verilog::generate(&mut top, "transport_core", "rx_tracker + tx_scoreboard + path_selector + CSR port (top)"),
     });
     v
 }

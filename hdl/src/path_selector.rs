@@ -7,8 +7,8 @@
 //!
 //! # Operations (`in_op`), fields `in_path`, `in_a`, `in_b`, `in_flag`, `in_room`
 //! - [`SEL_OP_SELECT`]: `select(in_room)`: `ok` (a path was chosen), `path`;
-//! - [`SEL_OP_CHARGE`]: `charge(in_path)`;
-//! - [`SEL_OP_CREDIT`]: `credit(path, acked = in_a, lost = in_b, ce = in_flag)`: `ok` = re-route;
+//! - [`SEL_OP_CHARGE`]: `charge(in_path)`; [`SEL_OP_CHARGE_PROBE`]: `charge_probe(in_path)`;
+//! - [`SEL_OP_CREDIT`]: `credit(path, acked = in_a, lost = in_b, probes = in_c, ce = in_flag)`: `ok` = re-route;
 //! - [`SEL_OP_SET_HEALTH`]: `set_health(path, in_a[1:0])` (0 Up, 1 Suspect, 2 Down, 3 Disabled);
 //! - [`SEL_OP_CLEAR_INFLIGHT`], [`SEL_OP_REQUEST_REROLL`] (`random = in_a`),
 //!   [`SEL_OP_REROLL`] (`random = in_a`), [`SEL_OP_SET_PLANE`] (`plane = in_a`),
@@ -25,7 +25,7 @@ use mroce_model::params::{
 use rust_hdl::prelude::*;
 
 /// Clocks from acceptance to the output record.
-pub const SEL_LATENCY: usize = 2;
+pub const SEL_LATENCY: usize = 4;
 /// Output FIFO depth.
 pub const SEL_FIFO_DEPTH: usize = 16;
 pub const SEL_OP_SELECT: u64 = 0;
@@ -39,6 +39,7 @@ pub const SEL_OP_SET_PLANE: u64 = 7;
 pub const SEL_OP_SET_PLANE_UP: u64 = 8;
 pub const SEL_OP_SET_CONN_LIMIT: u64 = 9;
 pub const SEL_OP_INIT: u64 = 10;
+pub const SEL_OP_CHARGE_PROBE: u64 = 11;
 /// Health encodings.
 pub const HEALTH_UP: u64 = 0;
 pub const HEALTH_SUSPECT: u64 = 1;
@@ -57,6 +58,7 @@ pub struct SelOp {
     pub room: Bits<16>,
     pub a: Bits<16>,
     pub b: Bits<16>,
+    pub c: Bits<16>,
     pub flag: Bit,
 }
 
@@ -71,6 +73,18 @@ pub struct SelOut {
     pub health: Bits<2>,
 }
 
+/// Record pipeline register: the record, and for a credit that cut its window the snapshot
+/// the re-route decision needs (every path's alpha and membership before the credit). The
+/// decision only feeds the record, so its adder tree is pipelined over two stages (Q1, Q2).
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct SelQ {
+    pub v: Bit,
+    pub rec: SelOut,
+    pub md: Bit,
+    pub a_new: Bits<16>,
+    pub member: Bits<16>,
+}
+
 /// The path selector block.
 #[derive(LogicBlock)]
 pub struct PathSelectorHw {
@@ -82,11 +96,17 @@ pub struct PathSelectorHw {
     pub in_room: Signal<In, Bits<16>>,
     pub in_a: Signal<In, Bits<16>>,
     pub in_b: Signal<In, Bits<16>>,
+    pub in_c: Signal<In, Bits<16>>,
     pub in_flag: Signal<In, Bit>,
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
     pub out: Signal<Out, SelOut>,
     fifo: LutRam<SelOut, 4>,
+    q1r: DFF<SelQ>,
+    q2r: DFF<SelQ>,
+    q1a: [DFF<Bits<16>>; 16],
+    q2s: [DFF<Bits<16>>; 4],
+    q2c: [DFF<Bits<16>>; 4],
     pr: DFF<SelOp>,
     health: [DFF<Bits<2>>; 16],
     plane: [DFF<Bits<3>>; 16],
@@ -103,19 +123,22 @@ pub struct PathSelectorHw {
     /// conn_limit stored inverted (power-up value 0 = 65535)
     nlimit: DFF<Bits<16>>,
     total: DFF<Bits<16>>,
+    probes: DFF<Bits<16>>,
     wp: DFF<Bits<4>>,
     rp: DFF<Bits<4>>,
     cnt: DFF<Bits<5>>,
     occ: DFF<Bits<5>>,
     // constants
     k4: [Constant<Bits<4>>; 16],
-    k3: [Constant<Bits<3>>; 8],
+    p4: [Constant<Bits<4>>; 4],
+    enc16: [Constant<Bits<16>>; 4],
     oh16: [Constant<Bits<16>>; 16],
-    oh8: [Constant<Bits<8>>; 8],
+    oh8: [Constant<Bits<8>>; 1],
     z16: Constant<Bits<16>>,
+    z2: Constant<Bits<2>>,
+    z3: Constant<Bits<3>>,
     one16: Constant<Bits<16>>,
     ones16: Constant<Bits<16>>,
-    c255: Constant<Bits<16>>,
     c_one: Constant<Bits<16>>,
     c_init: Constant<Bits<16>>,
     c_max: Constant<Bits<16>>,
@@ -135,9 +158,6 @@ pub struct PathSelectorHw {
     h_suspect: Constant<Bits<2>>,
     h_down: Constant<Bits<2>>,
     h_disabled: Constant<Bits<2>>,
-    z3: Constant<Bits<3>>,
-    z8: Constant<Bits<8>>,
-    ones8: Constant<Bits<8>>,
     op_select: Constant<Bits<4>>,
     op_charge: Constant<Bits<4>>,
     op_credit: Constant<Bits<4>>,
@@ -149,13 +169,30 @@ pub struct PathSelectorHw {
     op_plane_up: Constant<Bits<4>>,
     op_limit: Constant<Bits<4>>,
     op_init: Constant<Bits<4>>,
+    op_probe: Constant<Bits<4>>,
     pup: [Constant<Bits<8>>; 8],
     c8b: Constant<Bits<8>>,
     pmod: [Constant<Bits<3>>; 128],
     ent0: [Constant<Bits<16>>; 16],
     // locals
     rdy: Signal<Local, Bit>,
-    lof: Signal<Local, Bit>,
+    pick: Signal<Local, Bits<16>>,
+    infl: Signal<Local, Bits<16>>,
+    cwl: Signal<Local, Bits<16>>,
+    wopen: Signal<Local, Bit>,
+    is_sel: Signal<Local, Bit>,
+    sel_ent: Signal<Local, Bits<16>>,
+    sel_pl: Signal<Local, Bits<3>>,
+    sel_h: Signal<Local, Bits<2>>,
+    oh: Signal<Local, Bits<16>>,
+    sel_idx: Signal<Local, Bits<4>>,
+    member: Signal<Local, Bits<16>>,
+    mem1: Signal<Local, Bits<16>>,
+    am: [Signal<Local, Bits<16>>; 16],
+    bm: [Signal<Local, Bits<16>>; 16],
+    frec: Signal<Local, SelOut>,
+    hm: Signal<Local, Bits<16>>,
+    pm: Signal<Local, Bits<16>>,
     cur_ent: Signal<Local, Bits<16>>,
     cur_plane: Signal<Local, Bits<3>>,
     accept: Signal<Local, Bit>,
@@ -165,11 +202,7 @@ pub struct PathSelectorHw {
     pu: Signal<Local, Bits<8>>,
     elig_h: Signal<Local, Bits<16>>,
     elig: Signal<Local, Bits<16>>,
-    lim: Signal<Local, Bits<16>>,
     start: Signal<Local, Bits<4>>,
-    lo: Signal<Local, Bits<4>>,
-    hi: Signal<Local, Bits<4>>,
-    hif: Signal<Local, Bit>,
     found: Signal<Local, Bit>,
     cur_h: Signal<Local, Bits<2>>,
     cur_cwnd: Signal<Local, Bits<16>>,
@@ -208,6 +241,9 @@ pub struct PathSelectorHw {
     rec: Signal<Local, SelOut>,
     rpath: Signal<Local, Bits<4>>,
     lim1: Signal<Local, Bits<16>>,
+    pc: Signal<Local, Bits<16>>,
+    n_probes: Signal<Local, Bits<16>>,
+    dmp: Signal<Local, Bits<16>>,
     npl: Signal<Local, Bits<4>>,
 }
 
@@ -218,17 +254,19 @@ impl Default for PathSelectorHw {
                 Self {
                     $($f: Default::default(),)*
                     k4: core::array::from_fn(|i| kc(i as u64)),
+                    p4: core::array::from_fn(|b| kc(1 << b)),
+                    enc16: core::array::from_fn(|b| kc((0..16u64).filter(|i| i & (1 << b) != 0).map(|i| 1 << i).sum())),
                     c8b: kc(8),
                     pup: core::array::from_fn(|k| kc((1u64 << (k + 1)) - 1)),
                     pmod: core::array::from_fn(|x| kc((x % 16 % (x / 16 + 1)) as u64)),
                     ent0: core::array::from_fn(|i| kc(u64::from(mroce_model::path_selector::entropy_from(i as u16)))),
-                    k3: core::array::from_fn(|i| kc(i as u64)),
                     oh16: core::array::from_fn(|i| kc(1 << i)),
                     oh8: core::array::from_fn(|i| kc(1 << i)),
                     z16: kc(0),
+                    z2: kc(0),
+                    z3: kc(0),
                     one16: kc(1),
                     ones16: kc(0xFFFF),
-                    c255: kc(255),
                     c_one: kc(u64::from(CWND_ONE)),
                     c_init: kc(u64::from(CWND_INIT_PKTS << CWND_FRAC_BITS)),
                     c_max: kc(u64::from(CWND_MAX_PKTS << CWND_FRAC_BITS)),
@@ -248,9 +286,6 @@ impl Default for PathSelectorHw {
                     h_suspect: kc(HEALTH_SUSPECT),
                     h_down: kc(HEALTH_DOWN),
                     h_disabled: kc(HEALTH_DISABLED),
-                    z3: kc(0),
-                    z8: kc(0),
-                    ones8: kc(0xFF),
                     op_select: kc(SEL_OP_SELECT),
                     op_charge: kc(SEL_OP_CHARGE),
                     op_credit: kc(SEL_OP_CREDIT),
@@ -262,16 +297,17 @@ impl Default for PathSelectorHw {
                     op_plane_up: kc(SEL_OP_SET_PLANE_UP),
                     op_limit: kc(SEL_OP_SET_CONN_LIMIT),
                     op_init: kc(SEL_OP_INIT),
+                    op_probe: kc(SEL_OP_CHARGE_PROBE),
                 }
             };
         }
         d!(
-            clock, in_valid, in_ready, in_op, in_path, in_room, in_a, in_b, in_flag, out_valid, out_ready, out, fifo,
+            clock, in_valid, in_ready, in_op, in_path, in_room, in_a, in_b, in_c, in_flag, out_valid, out_ready, out, fifo,
             pr, health, plane, entropy, cwnd, inflight, alpha, ai_acc, cwr_left, pending, pend_ent, last, planes_up,
-            nlimit, total, wp, rp, cnt, occ, rdy, accept, pop, o, pi, pu, elig_h, elig, lim, start, lo, hi, hif,
+            nlimit, total, probes, wp, rp, cnt, occ, rdy, accept, pop, o, pi, pu, elig_h, elig, start,
             found, cur_h, cur_cwnd, cur_inf, cur_alpha, cur_ai, cur_cwr, cur_pend, cur_pent, n_h, n_cwnd, n_inf,
             n_alpha, n_ai, n_cwr, n_pend, n_pent, n_ent, set_ent, n_total, wr, done, sum, up, a_new, prod, cut,
-            cw_cut, ai_sum, acked32, cwnd32, amax1, aup, reroute, ent, rec, rpath, lim1, npl, lof, cur_ent, cur_plane
+            cw_cut, ai_sum, acked32, cwnd32, amax1, aup, reroute, ent, rec, rpath, lim1, npl, member, mem1, am, frec, q1r, q2r, q1a, q2s, q2c, bm, pc, n_probes, dmp, pick, infl, cwl, wopen, is_sel, sel_ent, sel_pl, sel_h, oh, sel_idx, hm, pm, cur_ent, cur_plane
         )
     }
 }
@@ -279,8 +315,16 @@ impl Default for PathSelectorHw {
 impl Logic for PathSelectorHw {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, pr, last, planes_up, nlimit, total, wp, rp, cnt, occ);
+        dff_setup!(self, clock, q1r, q2r, pr, last, planes_up, nlimit, total, probes, wp, rp, cnt, occ);
         self.fifo.clock.next = self.clock.val();
+        for i in 0..16 {
+            self.q1a[i].clock.next = self.clock.val();
+            self.q1a[i].d.next = self.alpha[i].q.val();
+        }
+        for i in 0..4 {
+            self.q2s[i].clock.next = self.clock.val();
+            self.q2c[i].clock.next = self.clock.val();
+        }
         for i in 0..16 {
             self.health[i].clock.next = self.clock.val();
             self.plane[i].clock.next = self.clock.val();
@@ -314,6 +358,7 @@ impl Logic for PathSelectorHw {
         self.pr.d.next.room = self.in_room.val();
         self.pr.d.next.a = self.in_a.val();
         self.pr.d.next.b = self.in_b.val();
+        self.pr.d.next.c = self.in_c.val();
         self.pr.d.next.flag = self.in_flag.val();
 
         // ---------------- the operation ----------------
@@ -331,15 +376,17 @@ impl Logic for PathSelectorHw {
             }
         }
         for i in 0..16 {
-            // (inflight << 8) < cwnd  <=>  inflight < ((cwnd - 1) >> 8) + 1, cwnd >= 256
-            self.lim.next = ((self.cwnd[i].q.val() - self.one16.val()) >> self.c8.val()) + self.one16.val();
+            // (inflight << 8) < cwnd, with cwnd = 256 when Suspect: an 8-bit compare
+            self.infl.next = self.inflight[i].q.val();
+            self.cwl.next = self.cwnd[i].q.val();
             if self.health[i].q.val() == self.h_suspect.val() {
-                self.lim.next = self.one16.val();
+                self.cwl.next = self.c_one.val();
             }
-            if self.elig_h.val().get_bit(i)
-                && self.o.val().room.get_bit(i)
-                && (self.inflight[i].q.val() < self.lim.val())
-            {
+            self.wopen.next = !self.infl.val().get_bits::<8>(8).any()
+                && ((self.infl.val().get_bits::<8>(0) < self.cwl.val().get_bits::<8>(8))
+                    || ((self.infl.val().get_bits::<8>(0) == self.cwl.val().get_bits::<8>(8))
+                        && self.cwl.val().get_bits::<8>(0).any()));
+            if self.elig_h.val().get_bit(i) && self.o.val().room.get_bit(i) && self.wopen.val() {
                 self.elig.next = self.elig.val() | self.oh16[i].val();
             }
         }
@@ -348,28 +395,23 @@ impl Logic for PathSelectorHw {
         }
         // round robin from the path after `last`
         self.start.next = self.last.q.val() + self.one4.val();
-        self.lo.next = self.k4[0].val();
-        self.hi.next = self.k4[0].val();
-        self.hif.next = false;
-        self.lof.next = false;
-        for i in 0..16 {
-            if self.elig.val().get_bit(i) && !self.lof.val() {
-                self.lo.next = self.k4[i].val();
-                self.lof.next = true;
-            }
-            if self.elig.val().get_bit(i) && !self.hif.val() && (self.k4[i].val() >= self.start.val()) {
-                self.hi.next = self.k4[i].val();
-                self.hif.next = true;
+        // lowest eligible path at or after `start`, else the lowest eligible: isolate the lowest
+        // set bit with x & -x (a carry chain), then encode it
+        self.hm.next = self.elig.val() & (self.ones16.val() << self.start.val());
+        self.pick.next = self.elig.val();
+        if self.hm.val().any() {
+            self.pick.next = self.hm.val();
+        }
+        self.oh.next = self.pick.val() & (!self.pick.val() + self.one16.val());
+        self.sel_idx.next = self.k4[0].val();
+        for b in 0..4 {
+            if (self.oh.val() & self.enc16[b].val()).any() {
+                self.sel_idx.next = self.sel_idx.val() | self.p4[b].val();
             }
         }
         self.found.next = self.elig.val().any();
         self.pi.next = self.o.val().path;
-        if self.o.val().op == self.op_select.val() {
-            self.pi.next = self.lo.val();
-            if self.hif.val() {
-                self.pi.next = self.hi.val();
-            }
-        }
+        self.is_sel.next = (self.o.val().op == self.op_select.val()) && self.found.val();
         // the addressed path's state
         self.cur_h.next = self.health[0].q.val();
         self.cur_cwnd.next = self.cwnd[0].q.val();
@@ -410,24 +452,29 @@ impl Logic for PathSelectorHw {
         self.reroute.next = false;
         self.ent.next = self.c_ent_hi.val() | (self.o.val().a & self.c_ent_lo.val());
         // charge (select and charge)
-        if (self.o.val().op == self.op_charge.val()) || ((self.o.val().op == self.op_select.val()) && self.found.val()) {
-            self.wr.next = true;
-            if !self.cur_inf.val().all() {
-                self.n_inf.next = self.cur_inf.val() + self.one16.val();
-            }
+        if (self.o.val().op == self.op_charge.val()) || self.is_sel.val() {
             if !self.total.q.val().all() {
                 self.n_total.next = self.total.q.val() + self.one16.val();
             }
         }
-        // credit
-        self.sum.next = self.z16.val();
-        self.up.next = self.z16.val();
-        for i in 0..16 {
-            if self.elig_h.val().get_bit(i) || (self.o.val().path == self.k4[i].val()) {
-                self.sum.next = self.sum.val() + self.alpha[i].q.val();
-                self.up.next = self.up.val() + self.one16.val();
+        if self.o.val().op == self.op_charge.val() {
+            self.wr.next = true;
+            if !self.cur_inf.val().all() {
+                self.n_inf.next = self.cur_inf.val() + self.one16.val();
             }
         }
+        self.n_probes.next = self.probes.q.val();
+        if self.o.val().op == self.op_probe.val() {
+            self.wr.next = true;
+            if !self.cur_inf.val().all() {
+                self.n_inf.next = self.cur_inf.val() + self.one16.val();
+            }
+            if !self.probes.q.val().all() {
+                self.n_probes.next = self.probes.q.val() + self.one16.val();
+            }
+        }
+        // credit
+        self.member.next = self.elig_h.val() | (self.one16.val() << self.o.val().path);
         self.done.next = self.o.val().a + self.o.val().b;
         if self.done.val() < self.o.val().a {
             self.done.next = self.ones16.val();
@@ -455,13 +502,22 @@ impl Logic for PathSelectorHw {
         self.acked32.next = bit_cast::<32, 16>(self.o.val().a) << self.c8.val();
         self.cwnd32.next = bit_cast::<32, 16>(self.cur_cwnd.val());
         self.ai_sum.next = self.cur_ai.val() + self.acked32.val();
-        self.aup.next = self.a_new.val() * self.up.val();
+        // probes among the credited packets leave the probe count, not the connection's
+        self.pc.next = self.o.val().c;
+        if self.pc.val() > self.done.val() {
+            self.pc.next = self.done.val();
+        }
+        if self.pc.val() > self.probes.q.val() {
+            self.pc.next = self.probes.q.val();
+        }
+        self.dmp.next = self.done.val() - self.pc.val();
         if self.o.val().op == self.op_credit.val() {
             self.wr.next = true;
             self.n_inf.next = self.cur_inf.val() - self.done.val();
+            self.n_probes.next = self.probes.q.val() - self.pc.val();
             self.n_total.next = self.z16.val();
-            if self.total.q.val() > self.done.val() {
-                self.n_total.next = self.total.q.val() - self.done.val();
+            if self.total.q.val() > self.dmp.val() {
+                self.n_total.next = self.total.q.val() - self.dmp.val();
             }
             if self.cur_pend.val() && (self.cur_inf.val() == self.done.val()) {
                 self.set_ent.next = true;
@@ -481,9 +537,7 @@ impl Logic for PathSelectorHw {
                         self.n_cwnd.next = self.cw_cut.val();
                         self.n_cwr.next = (self.cw_cut.val() >> self.c8.val()) + self.one16.val();
                         self.n_ai.next = self.z32.val();
-                        self.reroute.next = (self.up.val() > self.one16.val())
-                            && (self.a_new.val() >= self.c_a8.val())
-                            && (self.aup.val() > bit_cast::<32, 16>(self.sum.val() << self.one16.val()));
+                        self.reroute.next = true;
                     }
                 } else {
                     self.n_ai.next = self.ai_sum.val();
@@ -554,11 +608,24 @@ impl Logic for PathSelectorHw {
                     self.plane[i].d.next = self.o.val().a.get_bits::<3>(0);
                 }
             }
+            // select: charge the chosen path in place (no mux through the path index)
+            if self.o.val().v && self.is_sel.val() && self.oh.val().get_bit(i) && !self.inflight[i].q.val().all() {
+                self.inflight[i].d.next = self.inflight[i].q.val() + self.one16.val();
+            }
+        }
+        self.lim1.next = self.o.val().a;
+        if !self.o.val().a.any() {
+            self.lim1.next = self.one16.val();
+        }
+        self.pm.next = (self.one16.val() << self.o.val().a.get_bits::<4>(0)) - self.one16.val();
+        if self.o.val().a.get_bits::<4>(4).any() {
+            self.pm.next = self.ones16.val();
         }
         if self.o.val().v {
             self.total.d.next = self.n_total.val();
+            self.probes.d.next = self.n_probes.val();
             if (self.o.val().op == self.op_select.val()) && self.found.val() {
-                self.last.d.next = self.pi.val();
+                self.last.d.next = self.sel_idx.val();
             }
             if self.o.val().op == self.op_plane_up.val() {
                 if self.o.val().flag {
@@ -568,10 +635,6 @@ impl Logic for PathSelectorHw {
                 }
             }
             if self.o.val().op == self.op_limit.val() {
-                self.lim1.next = self.o.val().a;
-                if !self.o.val().a.any() {
-                    self.lim1.next = self.one16.val();
-                }
                 self.nlimit.d.next = !self.lim1.val();
             }
         }
@@ -585,6 +648,7 @@ impl Logic for PathSelectorHw {
         }
         if self.o.val().v && (self.o.val().op == self.op_init.val()) {
             self.last.d.next = self.k4[15].val();
+            self.probes.d.next = self.z16.val();
             self.nlimit.d.next = self.z16.val();
             self.total.d.next = self.z16.val();
             for k in 0..8 {
@@ -597,7 +661,7 @@ impl Logic for PathSelectorHw {
             }
             for i in 0..16 {
                 self.health[i].d.next = self.h_disabled.val();
-                if (self.k4[i].val() < self.o.val().a.get_bits::<4>(0)) || self.o.val().a.get_bits::<4>(4).any() {
+                if self.pm.val().get_bit(i) {
                     self.health[i].d.next = self.h_up.val();
                 }
                 self.entropy[i].d.next = self.ent0[i].val();
@@ -619,6 +683,9 @@ impl Logic for PathSelectorHw {
             self.rec.next.ok = self.found.val();
         }
         self.rec.next.path = self.pi.val();
+        if self.o.val().op == self.op_select.val() {
+            self.rec.next.path = self.sel_idx.val();
+        }
         self.rec.next.entropy = self.cur_ent.val();
         if self.set_ent.val() {
             self.rec.next.entropy = self.n_ent.val();
@@ -628,23 +695,76 @@ impl Logic for PathSelectorHw {
             self.rec.next.plane = self.o.val().a.get_bits::<3>(0);
         }
         self.rec.next.health = self.n_h.val();
+        self.sel_ent.next = self.z16.val();
+        self.sel_pl.next = self.z3.val();
+        self.sel_h.next = self.z2.val();
+        for i in 0..16 {
+            if self.oh.val().get_bit(i) {
+                self.sel_ent.next = self.sel_ent.val() | self.entropy[i].q.val();
+                self.sel_pl.next = self.sel_pl.val() | self.plane[i].q.val();
+                self.sel_h.next = self.sel_h.val() | self.health[i].q.val();
+            }
+        }
+        if self.o.val().op == self.op_select.val() {
+            self.rec.next.entropy = self.sel_ent.val();
+            self.rec.next.plane = self.sel_pl.val();
+            self.rec.next.health = self.sel_h.val();
+        }
+        self.q1r.d.next.v = self.o.val().v;
+        self.q1r.d.next.rec = self.rec.val();
+        self.q1r.d.next.md = self.reroute.val() && (self.o.val().op == self.op_credit.val());
+        self.q1r.d.next.a_new = self.a_new.val();
+        self.q1r.d.next.member = self.member.val();
+        // Q1: mask the snapshot, four partial sums, member count
+        self.q2r.d.next = self.q1r.q.val();
+        self.mem1.next = self.q1r.q.val().member;
+        for i in 0..16 {
+            self.am[i].next = self.z16.val();
+            if self.mem1.val().get_bit(i) {
+                self.am[i].next = self.q1a[i].q.val();
+            }
+        }
+        for g in 0..4 {
+            self.q2s[g].d.next = (self.am[4 * g].val() + self.am[4 * g + 1].val())
+                + (self.am[4 * g + 2].val() + self.am[4 * g + 3].val());
+        }
+        for i in 0..16 {
+            self.bm[i].next = self.z16.val();
+            if self.mem1.val().get_bit(i) {
+                self.bm[i].next = self.one16.val();
+            }
+        }
+        for g in 0..4 {
+            self.q2c[g].d.next = (self.bm[4 * g].val() + self.bm[4 * g + 1].val())
+                + (self.bm[4 * g + 2].val() + self.bm[4 * g + 3].val());
+        }
+        // Q2: alpha * up > 2 * sum (the path's estimate is above twice the mean)
+        self.sum.next = (self.q2s[0].q.val() + self.q2s[1].q.val()) + (self.q2s[2].q.val() + self.q2s[3].q.val());
+        self.up.next = (self.q2c[0].q.val() + self.q2c[1].q.val()) + (self.q2c[2].q.val() + self.q2c[3].q.val());
+        self.aup.next = self.q2r.q.val().a_new * self.up.val();
+        self.frec.next = self.q2r.q.val().rec;
+        if self.q2r.q.val().md {
+            self.frec.next.ok = (self.up.val() > self.one16.val())
+                && (self.q2r.q.val().a_new >= self.c_a8.val())
+                && (self.aup.val() > bit_cast::<32, 16>(self.sum.val() << self.one16.val()));
+        }
         self.fifo.write_address.next = self.wp.q.val();
-        self.fifo.write_data.next = self.rec.val();
-        self.fifo.write_enable.next = self.o.val().v;
+        self.fifo.write_data.next = self.frec.val();
+        self.fifo.write_enable.next = self.q2r.q.val().v;
         self.fifo.read_address.next = self.rp.q.val();
         self.out.next = self.fifo.read_data.val();
         self.out_valid.next = self.cnt.q.val().any();
         self.pop.next = self.cnt.q.val().any() && self.out_ready.val();
-        if self.o.val().v {
+        if self.q2r.q.val().v {
             self.wp.d.next = self.wp.q.val() + self.one4.val();
         }
         if self.pop.val() {
             self.rp.d.next = self.rp.q.val() + self.one4.val();
         }
-        if self.o.val().v && !self.pop.val() {
+        if self.q2r.q.val().v && !self.pop.val() {
             self.cnt.d.next = self.cnt.q.val() + self.one5.val();
         }
-        if !self.o.val().v && self.pop.val() {
+        if !self.q2r.q.val().v && self.pop.val() {
             self.cnt.d.next = self.cnt.q.val() - self.one5.val();
         }
         if self.accept.val() && !self.pop.val() {

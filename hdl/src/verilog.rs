@@ -115,12 +115,57 @@ fn fix_indices(v: &str) -> String {
     out
 }
 
+/// Parse a static select body `hi:lo` or `k` into (hi, lo).
+fn parse_sel(s: &str) -> Option<(u64, u64)> {
+    match s.split_once(':') {
+        Some((h, l)) => Some((h.trim().parse().ok()?, l.trim().parse().ok()?)),
+        None => {
+            let k = s.trim().parse().ok()?;
+            Some((k, k))
+        }
+    }
+}
+
+/// Fold `x[31:8][3]` into `x[11]` and `x[31:8][7:0]` into `x[15:8]` (rust-hdl slices a field of
+/// a struct-typed signal and then indexes the slice, which Verilog does not allow).
+fn fold_selects(v: &str) -> String {
+    let mut s = v.to_string();
+    loop {
+        let mut changed = false;
+        let mut search = 0;
+        while let Some(rel) = s[search..].find("][") {
+            let mid = search + rel;
+            let open1 = match s[..mid].rfind('[') {
+                Some(o) => o,
+                None => break,
+            };
+            let close2 = match s[mid + 2..].find(']') {
+                Some(c) => mid + 2 + c,
+                None => break,
+            };
+            let first = &s[open1 + 1..mid];
+            let second = &s[mid + 2..close2];
+            if let (Some((_, lo1)), Some((h2, l2))) = (parse_sel(first), parse_sel(second)) {
+                let repl = if h2 == l2 { format!("[{}]", lo1 + l2) } else { format!("[{}:{}]", lo1 + h2, lo1 + l2) };
+                s.replace_range(open1..=close2, &repl);
+                changed = true;
+                search = open1;
+            } else {
+                search = mid + 2;
+            }
+        }
+        if !changed {
+            return s;
+        }
+    }
+}
+
 /// Generate the Verilog of `block` as module `name` (sub-modules `name$...`), post-processed
 /// and with the header.
 pub fn generate<B: Block>(block: &mut B, name: &str, description: &str) -> String {
     block.connect_all();
     let raw = generate_verilog(block);
-    let body = fix_indices(&fix_slices(&raw));
+    let body = fold_selects(&fix_indices(&fix_slices(&raw)));
     let body = rename_top(&body, name);
     let mut h = String::new();
     h.push_str(&format!("// {name}.v: {description}\n"));
@@ -165,5 +210,6 @@ mod tests {
         assert_eq!(fix_slices("a = x[(64'h8)+:(24)];"), "a = x[31:8];");
         assert_eq!(fix_slices("a = x[(32'h3)+:(1)];"), "a = x[3];");
         assert_eq!(fix_indices("a = x[32'h1f] | y[b];"), "a = x[31] | y[b];");
+        assert_eq!(fold_selects("a = o[24:9][3] && o[40:25][3:0] && m[i][2];"), "a = o[12] && o[28:25] && m[i][2];");
     }
 }

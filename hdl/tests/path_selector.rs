@@ -7,7 +7,8 @@ use rust_hdl::prelude::*;
 enum Op {
     Select(u32),
     Charge(u8),
-    Credit(u8, u16, u16, bool),
+    Credit(u8, u16, u16, u16, bool),
+    ChargeProbe(u8),
     Health(u8, u8),
     Clear(u8),
     ReqReroll(u8, u16),
@@ -47,7 +48,13 @@ fn model_run(ops: &[Op]) -> Vec<Rec> {
                     m.charge(p);
                     (SEL_OP_CHARGE, false, p)
                 }
-                Op::Credit(p, acked, lost, ce) => (SEL_OP_CREDIT, m.credit(&Credit { path: p, acked, lost, ce }), p),
+                Op::Credit(p, acked, lost, probes, ce) => {
+                    (SEL_OP_CREDIT, m.credit(&Credit { path: p, acked, lost, probes, ce }), p)
+                }
+                Op::ChargeProbe(p) => {
+                    m.charge_probe(p);
+                    (SEL_OP_CHARGE_PROBE, false, p)
+                }
                 Op::Health(p, h) => {
                     m.set_health(p, health_of(h));
                     (SEL_OP_SET_HEALTH, false, p)
@@ -125,10 +132,15 @@ fn hw_run(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> (Vec<Rec>, usize
         let offer = i < all.len() && rng.below(100) < p_valid;
         u.in_valid.next = offer;
         if offer {
+            let mut c = 0u16;
             let (code, p, room, a, b, flag) = match all[i] {
                 Op::Select(room) => (SEL_OP_SELECT, 0, room, 0, 0, false),
                 Op::Charge(p) => (SEL_OP_CHARGE, p, 0, 0, 0, false),
-                Op::Credit(p, acked, lost, ce) => (SEL_OP_CREDIT, p, 0, acked, lost, ce),
+                Op::ChargeProbe(p) => (SEL_OP_CHARGE_PROBE, p, 0, 0, 0, false),
+                Op::Credit(p, acked, lost, probes, ce) => {
+                    c = probes;
+                    (SEL_OP_CREDIT, p, 0, acked, lost, ce)
+                }
                 Op::Health(p, h) => (SEL_OP_SET_HEALTH, p, 0, u16::from(h), 0, false),
                 Op::Clear(p) => (SEL_OP_CLEAR_INFLIGHT, p, 0, 0, 0, false),
                 Op::ReqReroll(p, r) => (SEL_OP_REQUEST_REROLL, p, 0, r, 0, false),
@@ -143,6 +155,7 @@ fn hw_run(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> (Vec<Rec>, usize
             u.in_room.next = u64::from(room & 0xFFFF).into();
             u.in_a.next = u64::from(a).into();
             u.in_b.next = u64::from(b).into();
+            u.in_c.next = u64::from(c).into();
             u.in_flag.next = flag;
         }
         let ready = rng.below(100) < p_ready;
@@ -192,10 +205,10 @@ fn round_robin_planes_windows_ii1() {
     for _ in 0..10 {
         ops.push(Op::Select(u32::MAX)); // window of 8 fills
     }
-    ops.push(Op::Credit(0, 8, 0, false));
+    ops.push(Op::Credit(0, 8, 0, 0, false));
     for _ in 0..20 {
         ops.push(Op::Charge(0));
-        ops.push(Op::Credit(0, 1, 0, true));
+        ops.push(Op::Credit(0, 1, 0, 0, true));
     }
     ops.push(Op::Init(16, 8));
     ops.push(Op::Limit(3));
@@ -214,8 +227,8 @@ fn reroll_drain_health_and_back_pressure() {
     }
     ops.push(Op::ReqReroll(1, 0x1234));
     ops.push(Op::Select(u32::MAX));
-    ops.push(Op::Credit(1, 1, 0, false));
-    ops.push(Op::Credit(1, 0, 1, false)); // drained: the new entropy applies
+    ops.push(Op::Credit(1, 1, 0, 0, false));
+    ops.push(Op::Credit(1, 0, 1, 0, false)); // drained: the new entropy applies
     ops.push(Op::Health(2, 1));
     ops.push(Op::Select(u32::MAX));
     ops.push(Op::Select(u32::MAX));
@@ -234,7 +247,8 @@ fn random_stream(seed: u64, n: usize) -> Vec<Op> {
         let op = match rng.below(100) {
             0..=39 => Op::Select(if rng.below(4) == 0 { rng.next() } else { u32::MAX }),
             40..=44 => Op::Charge(p),
-            45..=79 => Op::Credit(p, rng.below(12) as u16, rng.below(3) as u16, rng.below(3) == 0),
+            45..=76 => Op::Credit(p, rng.below(12) as u16, rng.below(3) as u16, rng.below(3) as u16, rng.below(3) == 0),
+            77..=79 => Op::ChargeProbe(p),
             80..=83 => Op::Health(p, rng.below(4) as u8),
             84..=86 => Op::Clear(p),
             87..=90 => Op::ReqReroll(p, rng.next() as u16),
@@ -255,4 +269,14 @@ fn random_streams_match_model() {
         let ops = random_stream(seed, 2500);
         check(&ops, seed, pv, pr);
     }
+}
+
+#[test]
+fn random_streams_cover_outcomes() {
+    let ops = random_stream(31, 2500);
+    let want = model_run(&ops);
+    let reroutes = want.iter().filter(|r| r.0 == SEL_OP_CREDIT && r.1).count();
+    let selected = want.iter().filter(|r| r.0 == SEL_OP_SELECT && r.1).count();
+    let refused = want.iter().filter(|r| r.0 == SEL_OP_SELECT && !r.1).count();
+    assert!(reroutes > 0 && selected > 100 && refused > 10, "{reroutes} {selected} {refused}");
 }

@@ -1,0 +1,196 @@
+//! §8.5 and §6.3: congestion response as seen on the wire — the per-path window grows by one
+//! packet per window of ACKed packets, shrinks on ECN echoes, a path marked far more than its
+//! siblings moves to a new entropy, receivers fill in the fair-share rate hint and senders
+//! bound their packets in flight by it.
+
+use mroce_model::memory::MrKey;
+use mroce_model::wire::Akh;
+
+use super::{case, Case};
+use crate::adapter::{Need, Setup};
+use crate::harness::{default_setup, lb, rb, Data, Peer, Pkt, Tester, R};
+use crate::{check, check_eq, fail};
+
+/// The cases of this area.
+pub fn cases() -> Vec<Case> {
+    vec![
+        case("C-8.5-01", "§8.5", "Additive increase: after a full window is ACKed without CE, the window is 9 packets", &[], grow),
+        case("C-8.5-02", "§8.5", "ECN response: an ACK with EcnCount > 0 cuts the window (8 packets in flight, not 9)", &[], ecn_cut),
+        case("C-6.3-01", "§6.3", "ECN re-route: a path marked far above its siblings moves to a new entropy once drained", &[], ecn_reroute),
+        case("C-8.5-03", "§8.5", "Rate hint: capacity divided by the connections that sent data within hint_window_ns", &[Need::ExactTime], hint_share),
+        case("C-8.5-04", "§8.5", "Rate hint is 0 when the NIC has no inbound capacity configured", &[], hint_zero)
+            .with_setup(no_capacity),
+        case("C-8.5-05", "§8.5", "A received rate hint bounds the sender's packets in flight (R x 2 x min RTT / frame + 2)", &[], hint_applied),
+    ]
+}
+
+fn no_capacity() -> Setup {
+    let mut s = default_setup();
+    s.cfg.rx_capacity_mbps = 0;
+    s
+}
+
+const VA: u64 = 0x0000_7000_0000_0000;
+
+fn open(t: &mut Tester<'_>, paths: u8) -> R<(Peer, MrKey)> {
+    let p = t.open(paths, 64)?;
+    let src = t.region(1 << 20, false, |i| i as u8)?;
+    Ok((p, src))
+}
+
+fn data(t: &mut Tester<'_>) -> R<Vec<Pkt>> {
+    let v = t.drain()?;
+    for f in &v {
+        check!(f.is_data(), "expected data frames, got {}", f.describe());
+    }
+    Ok(v)
+}
+
+/// ACK all of `v` (one path) in one ACK, with `ecn` marks and `hint`.
+fn ack_all(t: &mut Tester<'_>, p: &Peer, v: &[Pkt], ecn: u16, hint: u32) -> R {
+    let l = v.last().expect("frames");
+    let m = l.mrh().unwrap();
+    let base = p.rx_base[m.path as usize];
+    let mut sack = [0u32; 8];
+    for f in v {
+        let d = f.mrh().unwrap().psn.wrapping_sub(base);
+        sack[(d / 32) as usize] |= 1 << (d % 32);
+    }
+    let akh = Akh {
+        path: m.path,
+        flags: 0,
+        ecn_count: ecn,
+        pkt_count: v.len() as u16,
+        base,
+        cum: base.wrapping_add(sack[0].trailing_ones()),
+        ts_echo: m.ts,
+        rate_hint_mbps: hint,
+        sack,
+    };
+    let f = t.ack_raw(p, &akh, l.plane, l.addrs.src_port);
+    t.send(l.plane, &f)
+}
+
+fn grow(t: &mut Tester<'_>) -> R {
+    let (p, src) = open(t, 1)?;
+    t.post_write(&p, 0, lb(src, 0, 64 * 40), rb(VA, 0x101), 1)?;
+    let v = data(t)?;
+    check_eq!("initial window (CWND_INIT_PKTS)", v.len(), 8);
+    ack_all(t, &p, &v, 0, 0)?;
+    let w = data(t)?;
+    check_eq!("packets after one window ACKed without CE", w.len(), 9);
+    Ok(())
+}
+
+fn ecn_cut(t: &mut Tester<'_>) -> R {
+    let (p, src) = open(t, 1)?;
+    t.post_write(&p, 0, lb(src, 0, 64 * 40), rb(VA, 0x101), 1)?;
+    let v = data(t)?;
+    check_eq!("initial window", v.len(), 8);
+    let before = t.counters();
+    ack_all(t, &p, &v, 1, 0)?;
+    let w = data(t)?;
+    // alpha = 1/16: the window loses cwnd x alpha / 2 = 1/4 packet: 7.75 packets, so the 8th
+    // packet still fits (7 x 256 < 1984) and a 9th does not (no additive increase).
+    check_eq!("packets after an ECN-marked ACK of the window", w.len(), 8);
+    t.expect_counters(&before, &[("ecn_echoes", 1), ("losses_detected", 0)])?;
+    Ok(())
+}
+
+fn ecn_reroute(t: &mut Tester<'_>) -> R {
+    let (p, src) = open(t, 4)?;
+    for i in 0..8u64 {
+        t.post_write(&p, i as u16, lb(src, 0, 64 * 100), rb(VA, 0x101), i)?;
+    }
+    // ACK every packet at once, cumulatively per path; path 0's ACKs carry CE.
+    let mut acked: [Vec<Pkt>; 4] = Default::default();
+    let mut sport0 = None;
+    let before = t.counters();
+    for _ in 0..2000 {
+        let v = t.drain()?;
+        if v.is_empty() {
+            t.advance(1_000)?;
+            continue;
+        }
+        for f in v {
+            let m = f.mrh().unwrap();
+            let path = m.path as usize;
+            check!(path < 4, "path {path}");
+            if path == 0 {
+                match sport0 {
+                    None => sport0 = Some(f.addrs.src_port),
+                    Some(s) if s != f.addrs.src_port => {
+                        let c = t.counters();
+                        check!(c["ecn_reroutes"] > before["ecn_reroutes"], "entropy changed without an ECN re-route");
+                        check_eq!("entropy_rerolls (RTO re-rolls only)", c["entropy_rerolls"] - before["entropy_rerolls"], 0);
+                        check!(f.addrs.src_port >= 0xC000, "new entropy {:#x}", f.addrs.src_port);
+                        check!(c["ecn_echoes"] > before["ecn_echoes"], "ECN echoes counted");
+                        return Ok(());
+                    }
+                    _ => {}
+                }
+            }
+            acked[path].push(f);
+            let all = &acked[path];
+            ack_all(t, &p, all, u16::from(path == 0), 0)?;
+        }
+    }
+    fail!("path 0 kept its entropy under persistent ECN marks (ecn_reroutes {})", t.counter("ecn_reroutes"))
+}
+
+/// Open a second connection from the tester (another SrcConn and nonce).
+fn second(t: &mut Tester<'_>) -> R<Peer> {
+    let mut c = Tester::connect_cmh(1, 2, 4096);
+    c.src_conn = 0x124;
+    c.nonce ^= 0xFF;
+    t.open_with(&c)
+}
+
+fn hint_of(t: &mut Tester<'_>, p: &mut Peer, k: MrKey, msg: u32) -> R<u32> {
+    t.data(p, &Data::write(0, 0, msg, k.va, k.rkey, b"h"))?;
+    let (_, a) = t.expect_ack("ACK")?;
+    Ok(a.rate_hint_mbps)
+}
+
+fn hint_share(t: &mut Tester<'_>) -> R {
+    let mut a = t.open(1, 4096)?;
+    let mut b = second(t)?;
+    let k = t.region(64, true, |_| 0)?;
+    // The hint is recomputed when data arrives, at most every hint_window_ns / 2 (10 us), from
+    // the connections whose last data arrived within hint_window_ns (20 us) before.
+    check_eq!("hint, no connection active before", hint_of(t, &mut a, k, 0)?, 400_000);
+    check_eq!("hint, not recomputed within 10 us", hint_of(t, &mut b, k, 0)?, 400_000);
+    t.advance(10_000)?;
+    check_eq!("hint with two active senders", hint_of(t, &mut b, k, 1)?, 200_000);
+    t.advance(10_000)?;
+    check_eq!("hint with two active senders", hint_of(t, &mut a, k, 1)?, 200_000);
+    t.advance(25_000)?;
+    check_eq!("hint after both went idle", hint_of(t, &mut b, k, 2)?, 400_000);
+    Ok(())
+}
+
+fn hint_zero(t: &mut Tester<'_>) -> R {
+    let (p, _) = (t.open(1, 4096)?, ());
+    let mut p = p;
+    let k = t.region(64, true, |_| 0)?;
+    check_eq!("RateHint without capacity", hint_of(t, &mut p, k, 0)?, 0);
+    Ok(())
+}
+
+fn hint_applied(t: &mut Tester<'_>) -> R {
+    let (p, src) = open(t, 1)?;
+    t.post_write(&p, 0, lb(src, 0, 64 * 40), rb(VA, 0x101), 1)?;
+    let v = data(t)?;
+    check_eq!("initial window", v.len(), 8);
+    t.advance(10_000)?;
+    // ACK the first packet with a hint of 1 Mb/s: with a 10 us RTT the share is
+    // 1 x 10000 / 8000 = 1 byte: limit = 2 / 166 + 2 = 2 packets in flight.
+    ack_all(t, &p, &v[..1], 0, 1)?;
+    let w = data(t)?;
+    check_eq!("packets sent with 7 in flight and a limit of 2", w.len(), 0);
+    // ACK everything (no hint: the previous limit stays).
+    ack_all(t, &p, &v, 0, 0)?;
+    let w = data(t)?;
+    check_eq!("packets in flight under the hint", w.len(), 2);
+    Ok(())
+}

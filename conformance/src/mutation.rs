@@ -1,0 +1,1 @@
+//! Deliberate faults on the adapter side (stub).
