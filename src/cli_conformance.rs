@@ -3,11 +3,14 @@
 //!
 //! Text output: one row per case — `pass`, `fail` with the first difference, or `n/a` with
 //! the reason — then the summary `{target, passed, failed, not_applicable}` as JSON. With
-//! `--json`, one JSON object `{cases: [...], summary: {...}}` on stdout.
+//! `--json`, one JSON object `{cases: [...], summary: {...}}` on stdout. On the udp target
+//! (real clock) a failed case is run once more by default (`--retries`); the failure of the
+//! first attempt is printed under the case's row.
 //!
 //! Exit codes: 0 when no case failed, 1 when at least one failed, 2 for usage errors (unknown
 //! target or case id).
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
@@ -46,6 +49,10 @@ pub struct ConformanceArgs {
     /// Print one JSON object (cases and summary) instead of the table.
     #[arg(long)]
     json: bool,
+    /// Retry a failed case this many times [default: 1 for udp (real clock), 0 otherwise];
+    /// earlier failures are printed with the case.
+    #[arg(long)]
+    retries: Option<u32>,
     /// List the catalogue (id, section, title) and exit.
     #[arg(long)]
     list: bool,
@@ -54,15 +61,21 @@ pub struct ConformanceArgs {
 /// Run `mroce conformance`.
 pub fn run(a: &ConformanceArgs) -> ExitCode {
     let all = cases::all();
+    // Write errors (a closed pipe) are ignored: the exit status still reports the verdict.
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
     if a.list {
         for c in &all {
-            println!("{:<10} {:<10} {}", c.id, c.section, c.title);
+            let _ = writeln!(out, "{:<10} {:<10} {}", c.id, c.section, c.title);
         }
-        println!("{} cases", all.len());
+        let _ = writeln!(out, "{} cases", all.len());
         return ExitCode::SUCCESS;
     }
     if let Some(id) = &a.case {
-        if !all.iter().any(|c| c.id.eq_ignore_ascii_case(id) || c.id.starts_with(id.as_str())) {
+        if !all
+            .iter()
+            .any(|c| c.id.eq_ignore_ascii_case(id) || c.id.starts_with(id.as_str()))
+        {
             eprintln!("mroce conformance: no case {id:?} (see --list)");
             return ExitCode::from(2);
         }
@@ -71,13 +84,15 @@ pub fn run(a: &ConformanceArgs) -> ExitCode {
         eprintln!("mroce conformance: unknown target {}", a.target.name());
         return ExitCode::from(2);
     };
-    let filter = a.case.as_deref().map(|id| {
-        all.iter().find(|c| c.id.eq_ignore_ascii_case(id)).map_or(id, |c| c.id)
-    });
-    let (rows, summary) = runner::run(adapter.as_mut(), filter);
+    let filter = a
+        .case
+        .as_deref()
+        .map(|id| all.iter().find(|c| c.id.eq_ignore_ascii_case(id)).map_or(id, |c| c.id));
+    let retries = a.retries.unwrap_or_else(|| adapter.default_retries());
+    let (rows, summary) = runner::run_retrying(adapter.as_mut(), filter, retries);
     if a.json {
         let v = serde_json::json!({ "cases": rows, "summary": summary });
-        println!("{v}");
+        let _ = writeln!(out, "{v}");
     } else {
         for r in &rows {
             let (word, detail) = match &r.verdict {
@@ -85,10 +100,15 @@ pub fn run(a: &ConformanceArgs) -> ExitCode {
                 Verdict::Fail(d) => ("fail", format!(": {d}")),
                 Verdict::NotApplicable(d) => ("n/a", format!(": {d}")),
             };
-            println!("{:<10} {:<10} {:<5} {}{}", r.id, r.section, word, r.title, detail);
+            let _ = writeln!(out, "{:<10} {:<10} {:<5} {}{}", r.id, r.section, word, r.title, detail);
+            for f in &r.earlier_failures {
+                let _ = writeln!(out, "{:<10} {:<10} {:<5} earlier attempt failed: {f}", "", "", "");
+            }
         }
         match serde_json::to_string(&summary) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => {
+                let _ = writeln!(out, "{s}");
+            }
             Err(e) => eprintln!("mroce conformance: cannot serialise the summary: {e}"),
         }
     }

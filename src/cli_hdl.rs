@@ -67,7 +67,13 @@ pub fn run(a: &HdlArgs) -> ExitCode {
             }
         }),
         HdlCmd::Lint { dir } => lint(dir.as_deref()),
-        HdlCmd::Estimate { out, block, freq, seed, json } => estimate(out, block, *freq, *seed, *json),
+        HdlCmd::Estimate {
+            out,
+            block,
+            freq,
+            seed,
+            json,
+        } => estimate(out, block, *freq, *seed, *json),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -119,7 +125,11 @@ fn find(tool: &Tool) -> Result<&'static str, String> {
 
 fn run_tool(cmd: &mut Command, what: &str, log: Option<&Path>) -> Result<String, String> {
     let out = cmd.output().map_err(|e| format!("{what}: cannot start: {e}"))?;
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     if let Some(l) = log {
         let _ = std::fs::write(l, &text);
     }
@@ -134,19 +144,20 @@ fn run_tool(cmd: &mut Command, what: &str, log: Option<&Path>) -> Result<String,
 fn lint(dir: Option<&Path>) -> Result<(), String> {
     let verilator = find(&VERILATOR)?;
     let yosys = find(&YOSYS)?;
-    let tmp;
+    let tmp_made = dir.is_none();
     let dir = match dir {
         Some(d) => d.to_path_buf(),
-        None => {
-            tmp = std::env::temp_dir().join(format!("mroce-hdl-lint-{}", std::process::id()));
-            tmp.clone()
-        }
+        None => std::env::temp_dir().join(format!("mroce-hdl-lint-{}", std::process::id())),
     };
     let files = write_verilog(&dir)?;
     let mut failures = vec![];
     for f in &files {
         let name = f.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
-        let v = run_tool(Command::new(verilator).args(["--lint-only", "-Wall"]).arg(f), "verilator", None);
+        let v = run_tool(
+            Command::new(verilator).args(["--lint-only", "-Wall"]).arg(f),
+            "verilator",
+            None,
+        );
         match v {
             Ok(_) => println!("verilator --lint-only -Wall {name}.v: clean"),
             Err(e) => failures.push(e),
@@ -161,8 +172,11 @@ fn lint(dir: Option<&Path>) -> Result<(), String> {
             Err(e) => failures.push(e),
         }
     }
+    if tmp_made {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     if failures.is_empty() {
-        println!("lint: {} files clean ({})", files.len(), dir.display());
+        println!("lint: {} files clean", files.len());
         Ok(())
     } else {
         Err(failures.join("\n"))
@@ -187,7 +201,9 @@ fn stat_count(stat: &str, cell: &str) -> u64 {
     stat.lines()
         .filter_map(|l| {
             let mut it = l.split_whitespace();
-            (it.next() == Some(cell)).then(|| it.next().and_then(|n| n.parse().ok())).flatten()
+            (it.next() == Some(cell))
+                .then(|| it.next().and_then(|n| n.parse().ok()))
+                .flatten()
         })
         .last()
         .unwrap_or(0)
@@ -205,8 +221,12 @@ fn estimate(out: &Path, blocks: &[String], freq: f64, seed: u64, json: bool) -> 
         }
         // yowasp tools run in a WebAssembly sandbox that sees the working directory only:
         // run every tool inside `out` with relative file names.
-        let (vfile, netlist, stat, report) =
-            (format!("{name}.v"), format!("{name}.json"), format!("{name}.stat"), format!("{name}.pnr.json"));
+        let (vfile, netlist, stat, report) = (
+            format!("{name}.v"),
+            format!("{name}.json"),
+            format!("{name}.stat"),
+            format!("{name}.pnr.json"),
+        );
         let script = format!(
             "read_verilog {vfile}; hierarchy -check -top {name}; synth_ecp5 -top {name} -json {netlist}; tee -o {stat} stat"
         );
@@ -221,7 +241,15 @@ fn estimate(out: &Path, blocks: &[String], freq: f64, seed: u64, json: bool) -> 
         let log = run_tool(
             Command::new(nextpnr)
                 .current_dir(out)
-                .args(["--85k", "--speed", "6", "--package", "CABGA381", "--out-of-context", "--timing-allow-fail"])
+                .args([
+                    "--85k",
+                    "--speed",
+                    "6",
+                    "--package",
+                    "CABGA381",
+                    "--out-of-context",
+                    "--timing-allow-fail",
+                ])
                 .args(["--freq", &format!("{freq}"), "--seed", &seed.to_string()])
                 .args(["--json", &netlist, "--report", &report]),
             "nextpnr-ecp5",
@@ -269,7 +297,15 @@ fn estimate(out: &Path, blocks: &[String], freq: f64, seed: u64, json: bool) -> 
         for r in &rows {
             println!(
                 "{:<16} {:>7} {:>7} {:>9} {:>7} {:>6} {:>7} {:>9} {:>9.2}",
-                r.block, r.lut4, r.ff, r.lutram_dpr16x4, r.bram_dp16kd, r.mult18, r.carry_ccu2c, r.comb_used, r.fmax_mhz
+                r.block,
+                r.lut4,
+                r.ff,
+                r.lutram_dpr16x4,
+                r.bram_dp16kd,
+                r.mult18,
+                r.carry_ccu2c,
+                r.comb_used,
+                r.fmax_mhz
             );
         }
     }

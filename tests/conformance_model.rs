@@ -16,7 +16,13 @@ fn model_passes_every_case() {
         .filter(|r| r.verdict != Verdict::Pass)
         .map(|r| format!("{} ({}) {}: {:?}", r.id, r.section, r.title, r.verdict))
         .collect();
-    assert!(bad.is_empty(), "{} of {} cases did not pass:\n{}", bad.len(), rows.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} of {} cases did not pass:\n{}",
+        bad.len(),
+        rows.len(),
+        bad.join("\n")
+    );
     assert_eq!(s.failed, 0);
     assert_eq!(s.not_applicable, 0);
     assert_eq!(s.passed, rows.len());
@@ -28,8 +34,11 @@ fn model_passes_with_other_seeds() {
     for seed in [1u64, 0xDEAD_BEEF] {
         let mut a = ModelAdapter::new(seed);
         let (rows, s) = run(&mut a, None);
-        let bad: Vec<String> =
-            rows.iter().filter(|r| r.verdict != Verdict::Pass).map(|r| format!("{}: {:?}", r.id, r.verdict)).collect();
+        let bad: Vec<String> = rows
+            .iter()
+            .filter(|r| r.verdict != Verdict::Pass)
+            .map(|r| format!("{}: {:?}", r.id, r.verdict))
+            .collect();
         assert_eq!(s.failed, 0, "seed {seed}:\n{}", bad.join("\n"));
     }
 }
@@ -47,12 +56,22 @@ fn catalogue_is_well_formed() {
         // "§5.7–5.10" for C-5.7-nn).
         let sec = c.section.trim_start_matches('§');
         let id_sec = c.id[2..].rsplit_once('-').unwrap().0;
-        let rest = sec.strip_prefix(id_sec).unwrap_or_else(|| panic!("{}: id and section {} disagree", c.id, c.section));
-        assert!(rest.is_empty() || rest.starts_with('.') || rest.starts_with('–'), "{}: id and section {} disagree", c.id, c.section);
+        let rest = sec
+            .strip_prefix(id_sec)
+            .unwrap_or_else(|| panic!("{}: id and section {} disagree", c.id, c.section));
+        assert!(
+            rest.is_empty() || rest.starts_with('.') || rest.starts_with('–'),
+            "{}: id and section {} disagree",
+            c.id,
+            c.section
+        );
         // The section exists in SPEC.md as a heading ("### 3.7 ...", "#### 5.11.2 ...").
         let head = sec.split('–').next().unwrap();
         assert!(
-            spec.lines().any(|l| l.starts_with('#') && l.split_whitespace().nth(1).is_some_and(|w| w == head || w.starts_with(&format!("{head}–")))),
+            spec.lines().any(|l| l.starts_with('#')
+                && l.split_whitespace()
+                    .nth(1)
+                    .is_some_and(|w| w == head || w.starts_with(&format!("{head}–")))),
             "{}: SPEC.md has no section {}",
             c.id,
             c.section

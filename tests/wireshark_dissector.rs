@@ -471,12 +471,13 @@ fn spec_golden(name: &str) -> Vec<u8> {
 }
 
 fn goldens() -> Vec<Golden> {
-    let mut v = Vec::new();
     // SPEC.md §5.11 golden frames.
-    v.push(good("write", "SPEC.md §5.11.1 WRITE", golden_write()));
-    v.push(good("ack", "SPEC.md §5.11.2 ACK", golden_ack()));
-    v.push(good("connect", "SPEC.md §5.11.3 CONNECT", golden_connect()));
-    v.push(good("send", "SPEC.md §5.11.4 SEND", golden_send()));
+    let mut v = vec![
+        good("write", "SPEC.md §5.11.1 WRITE", golden_write()),
+        good("ack", "SPEC.md §5.11.2 ACK", golden_ack()),
+        good("connect", "SPEC.md §5.11.3 CONNECT", golden_connect()),
+        good("send", "SPEC.md §5.11.4 SEND", golden_send()),
+    ];
 
     // Every other opcode, same scenario.
     let mrh = Mrh {

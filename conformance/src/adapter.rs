@@ -18,6 +18,8 @@ pub enum Need {
     RawEnvelope,
     /// Frames can be handed in on a given port with a given ECN codepoint (CE marking).
     EcnMarking,
+    /// CONNECTs from addresses the IUT does not know reach its neighbour-table check (§8.1).
+    NeighbourTable,
     /// The IUT's addresses are those of the SPEC.md §5.11 scenario, so golden frames are fed
     /// and compared byte for byte.
     ScenarioAddresses,
@@ -64,6 +66,11 @@ pub trait Adapter {
     /// Why the IUT cannot run the whole suite (e.g. "co-simulation not built yet").
     fn unavailable(&self) -> Option<String> {
         None
+    }
+    /// How often a failed case is retried by default: 0 on a virtual clock; real-time targets
+    /// may allow one retry (the scheduling of a shared host can let a timer interleave).
+    fn default_retries(&self) -> u32 {
+        0
     }
     /// Why the target lacks a capability (`None`: supported).
     fn lacks(&self, need: Need) -> Option<String>;

@@ -44,7 +44,10 @@ macro_rules! check_eq {
     ($what:expr, $got:expr, $want:expr) => {{
         let (g, w) = (&$got, &$want);
         if g != w {
-            return Err($crate::harness::Fail(format!("{}: expected {:?}, got {:?}", $what, w, g)));
+            return Err($crate::harness::Fail(format!(
+                "{}: expected {:?}, got {:?}",
+                $what, w, g
+            )));
         }
     }};
 }
@@ -119,8 +122,18 @@ pub enum Body {
 impl Body {
     fn from(p: &MrPacket<'_>) -> Body {
         match *p {
-            MrPacket::Write { mrh, sdh, rph, payload } => Body::Write { mrh, sdh, rph, payload: payload.to_vec() },
-            MrPacket::Send { mrh, sdh, rsn, payload } => Body::Send { mrh, sdh, rsn, payload: payload.to_vec() },
+            MrPacket::Write { mrh, sdh, rph, payload } => Body::Write {
+                mrh,
+                sdh,
+                rph,
+                payload: payload.to_vec(),
+            },
+            MrPacket::Send { mrh, sdh, rsn, payload } => Body::Send {
+                mrh,
+                sdh,
+                rsn,
+                payload: payload.to_vec(),
+            },
             MrPacket::Probe { mrh } => Body::Probe { mrh },
             MrPacket::Ack(a) => Body::Ack(a),
             MrPacket::Nak(n) => Body::Nak(n),
@@ -170,14 +183,28 @@ impl Pkt {
     pub fn decode(at: u64, plane: u8, bytes: Vec<u8>) -> R<Pkt> {
         let (f, p) = match wire::decode_mroce_frame(&bytes) {
             Ok(x) => x,
-            Err(e) => fail!("the IUT emitted a frame the reference decoder rejects ({e}): {}", hex(&bytes)),
+            Err(e) => fail!(
+                "the IUT emitted a frame the reference decoder rejects ({e}): {}",
+                hex(&bytes)
+            ),
         };
-        let pkt = Pkt { at, plane, addrs: f.addrs, bth: f.bth, body: Body::from(&p), bytes: bytes.clone() };
+        let pkt = Pkt {
+            at,
+            plane,
+            addrs: f.addrs,
+            bth: f.bth,
+            body: Body::from(&p),
+            bytes: bytes.clone(),
+        };
         // Canonical encoding: the reference encoder gives the same bytes for the same fields.
         let mut buf = vec![0u8; bytes.len() + 64];
         let n = wire::encode_mroce(&mut buf, &f.addrs, &f.bth, &p).map_err(|e| Fail(format!("re-encode: {e}")))?;
         if buf[..n] != bytes[..] {
-            let at = buf[..n].iter().zip(&bytes).position(|(a, b)| a != b).unwrap_or(n.min(bytes.len()));
+            let at = buf[..n]
+                .iter()
+                .zip(&bytes)
+                .position(|(a, b)| a != b)
+                .unwrap_or(n.min(bytes.len()));
             fail!(
                 "{} from the IUT is not canonically encoded: first difference at byte {at} (IUT {:02x?}, reference {:02x?}), lengths {} / {}",
                 pkt.describe(),
@@ -216,9 +243,17 @@ impl Pkt {
                 "ACK path {} base {:#x} cum {:#x} sack {:x?} ecn {} pkts {}",
                 a.path, a.base, a.cum, a.sack, a.ecn_count, a.pkt_count
             ),
-            Body::Nak(k) => format!("NAK syndrome {} stream {} msg {} off {}", k.syndrome, k.stream, k.msg_seq, k.offset),
+            Body::Nak(k) => format!(
+                "NAK syndrome {} stream {} msg {} off {}",
+                k.syndrome, k.stream, k.msg_seq, k.offset
+            ),
             Body::Connect(c) | Body::ConnectAck(c) | Body::Disconnect(c) | Body::DisconnectAck(c) => {
-                format!("{} src_conn {:#x} dest_qp {:#x}", op_name(self.opcode()), c.src_conn, self.bth.dest_qp)
+                format!(
+                    "{} src_conn {:#x} dest_qp {:#x}",
+                    op_name(self.opcode()),
+                    c.src_conn,
+                    self.bth.dest_qp
+                )
             }
         }
     }
@@ -234,11 +269,19 @@ impl Pkt {
         check_eq!(format!("{what}: BTH M"), b.mig, false);
         check_eq!(format!("{what}: BTH reserved byte"), b.resv8, 0);
         check_eq!(format!("{what}: BTH reserved 7 bits"), b.resv7, 0);
-        check_eq!(format!("{what}: IPv4 flags/fragment (DF only)"), &self.bytes[20..22], &[0x40u8, 0][..]);
+        check_eq!(
+            format!("{what}: IPv4 flags/fragment (DF only)"),
+            &self.bytes[20..22],
+            &[0x40u8, 0][..]
+        );
         match &self.body {
             Body::Write { mrh, .. } | Body::Send { mrh, .. } | Body::Probe { mrh } => {
                 check_eq!(format!("{what}: DSCP"), a.dscp, 26);
-                check!(a.src_port >= 0xC000, "{what}: UDP source port {:#x} is not a path entropy (0xC000-0xFFFF)", a.src_port);
+                check!(
+                    a.src_port >= 0xC000,
+                    "{what}: UDP source port {:#x} is not a path entropy (0xC000-0xFFFF)",
+                    a.src_port
+                );
                 check_eq!(format!("{what}: BTH PSN"), H(b.psn), H(mrh.psn & 0xFF_FFFF));
                 check!(
                     !mroce_model::seq::lt(mrh.psn, mrh.floor),
@@ -437,7 +480,10 @@ impl Data {
 
     /// A SEND of `payload` with receive sequence number `rsn`.
     pub fn send(path: u8, stream: u16, msg_seq: u32, rsn: u32, payload: &[u8]) -> Data {
-        Data { kind: DataKind::Send(rsn), ..Data::write(path, stream, msg_seq, 0, 0, payload) }
+        Data {
+            kind: DataKind::Send(rsn),
+            ..Data::write(path, stream, msg_seq, 0, 0, payload)
+        }
     }
 }
 
@@ -484,7 +530,14 @@ pub type Counters = BTreeMap<&'static str, u64>;
 
 /// Default IUT configuration of the suite: the reference defaults with a fixed ISN.
 pub fn default_setup() -> Setup {
-    Setup { cfg: EndpointConfig { fixed_isn: Some(IUT_ISN), ..EndpointConfig::default() }, planes: 2, tester_known: true }
+    Setup {
+        cfg: EndpointConfig {
+            fixed_isn: Some(IUT_ISN),
+            ..EndpointConfig::default()
+        },
+        planes: 2,
+        tester_known: true,
+    }
 }
 
 /// One run of one case against one adapter.
@@ -500,8 +553,16 @@ pub struct Tester<'a> {
 impl<'a> Tester<'a> {
     /// Start the IUT with `setup` and return a tester for it.
     pub fn start(a: &'a mut dyn Adapter, setup: &Setup) -> R<Tester<'a>> {
-        let env = a.start(setup).map_err(|e| Fail(format!("adapter could not start the IUT: {e}")))?;
-        Ok(Tester { a, env, pending: VecDeque::new(), events: Vec::new(), ev_read: 0 })
+        let env = a
+            .start(setup)
+            .map_err(|e| Fail(format!("adapter could not start the IUT: {e}")))?;
+        Ok(Tester {
+            a,
+            env,
+            pending: VecDeque::new(),
+            events: Vec::new(),
+            ev_read: 0,
+        })
     }
 
     /// Target name.
@@ -643,7 +704,10 @@ impl<'a> Tester<'a> {
     /// The next completions must be exactly these (kind, stream, msg_seq, status, bytes).
     pub fn expect_completions(&mut self, want: &[(WorkKind, u16, u32, Status, u32)]) -> R<Vec<Completion>> {
         let got = self.completions()?;
-        let g: Vec<_> = got.iter().map(|c| (c.kind, c.stream, c.msg_seq, c.status, c.bytes)).collect();
+        let g: Vec<_> = got
+            .iter()
+            .map(|c| (c.kind, c.stream, c.msg_seq, c.status, c.bytes))
+            .collect();
         check_eq!("completions (kind, stream, msg_seq, status, bytes)", g, want.to_vec());
         Ok(got)
     }
@@ -664,7 +728,9 @@ impl<'a> Tester<'a> {
         let now = self.counters();
         for (name, want) in deltas {
             let (b, n) = (before.get(name).copied(), now.get(name).copied());
-            let Some(n) = n else { fail!("the IUT has no counter {name}") };
+            let Some(n) = n else {
+                fail!("the IUT has no counter {name}")
+            };
             let d = n.wrapping_sub(b.unwrap_or(0));
             check_eq!(format!("counter {name} increase"), d, *want);
         }
@@ -672,7 +738,11 @@ impl<'a> Tester<'a> {
             if deltas.iter().any(|(n, _)| n == name) {
                 continue;
             }
-            let d = now.get(name).copied().unwrap_or(0).wrapping_sub(before.get(name).copied().unwrap_or(0));
+            let d = now
+                .get(name)
+                .copied()
+                .unwrap_or(0)
+                .wrapping_sub(before.get(name).copied().unwrap_or(0));
             check!(d == 0, "counter {name} moved by {d}, expected no change");
         }
         Ok(())
@@ -704,19 +774,25 @@ impl<'a> Tester<'a> {
 
     /// post_write.
     pub fn post_write(&mut self, p: &Peer, stream: u16, local: LocalBuf, remote: RemoteBuf, wr_id: u64) -> R {
-        self.a.post_write(p.conn, stream, local, remote, wr_id).map_err(|e| Fail(format!("post_write: {e}")))?;
+        self.a
+            .post_write(p.conn, stream, local, remote, wr_id)
+            .map_err(|e| Fail(format!("post_write: {e}")))?;
         self.collect()
     }
 
     /// post_send.
     pub fn post_send(&mut self, p: &Peer, stream: u16, local: LocalBuf, wr_id: u64) -> R {
-        self.a.post_send(p.conn, stream, local, wr_id).map_err(|e| Fail(format!("post_send: {e}")))?;
+        self.a
+            .post_send(p.conn, stream, local, wr_id)
+            .map_err(|e| Fail(format!("post_send: {e}")))?;
         self.collect()
     }
 
     /// post_recv.
     pub fn post_recv(&mut self, p: &Peer, stream: u16, local: LocalBuf, wr_id: u64) -> R {
-        self.a.post_recv(p.conn, stream, local, wr_id).map_err(|e| Fail(format!("post_recv: {e}")))?;
+        self.a
+            .post_recv(p.conn, stream, local, wr_id)
+            .map_err(|e| Fail(format!("post_recv: {e}")))?;
         self.collect()
     }
 
@@ -768,7 +844,14 @@ impl<'a> Tester<'a> {
             x
         });
         let plane = d.plane.unwrap_or(p.plane_of(path));
-        let mrh = Mrh { flags: d.flags, path, plane, psn, floor: d.floor.unwrap_or(p.floor[pi]), ts: d.ts };
+        let mrh = Mrh {
+            flags: d.flags,
+            path,
+            plane,
+            psn,
+            floor: d.floor.unwrap_or(p.floor[pi]),
+            ts: d.ts,
+        };
         let sdh = Sdh {
             stream: d.stream,
             msg_seq: d.msg_seq,
@@ -779,8 +862,18 @@ impl<'a> Tester<'a> {
         bth.ack_req = d.ack_req;
         bth.se = d.se.unwrap_or(d.ack_req);
         let pkt = match d.kind {
-            DataKind::Write(va, rkey) => MrPacket::Write { mrh, sdh, rph: Rph { va, rkey }, payload: &d.payload },
-            DataKind::Send(rsn) => MrPacket::Send { mrh, sdh, rsn, payload: &d.payload },
+            DataKind::Write(va, rkey) => MrPacket::Write {
+                mrh,
+                sdh,
+                rph: Rph { va, rkey },
+                payload: &d.payload,
+            },
+            DataKind::Send(rsn) => MrPacket::Send {
+                mrh,
+                sdh,
+                rsn,
+                payload: &d.payload,
+            },
         };
         let mut f = Self::encode(&self.addrs(plane, p.sport(path), 26), &bth, &pkt);
         if d.ce {
@@ -801,10 +894,20 @@ impl<'a> Tester<'a> {
         let psn = p.next_psn[pi];
         p.next_psn[pi] = psn.wrapping_add(1);
         let plane = p.plane_of(path);
-        let mrh = Mrh { flags: 0, path, plane, psn, floor: p.floor[pi], ts };
+        let mrh = Mrh {
+            flags: 0,
+            path,
+            plane,
+            psn,
+            floor: p.floor[pi],
+            ts,
+        };
         let mut bth = Bth::new(0, p.iut_conn, psn);
         bth.ack_req = true;
-        (plane, Self::encode(&self.addrs(plane, p.sport(path), 26), &bth, &MrPacket::Probe { mrh }))
+        (
+            plane,
+            Self::encode(&self.addrs(plane, p.sport(path), 26), &bth, &MrPacket::Probe { mrh }),
+        )
     }
 
     /// Send a PROBE.
@@ -840,7 +943,11 @@ impl<'a> Tester<'a> {
 
     /// An ACK frame with explicit AKH fields.
     pub fn ack_raw(&self, p: &Peer, akh: &Akh, plane: u8, sport: u16) -> Vec<u8> {
-        Self::encode(&self.addrs(plane, sport, 48), &Bth::new(0, p.iut_conn, 0), &MrPacket::Ack(*akh))
+        Self::encode(
+            &self.addrs(plane, sport, 48),
+            &Bth::new(0, p.iut_conn, 0),
+            &MrPacket::Ack(*akh),
+        )
     }
 
     /// Acknowledge IUT data frames (all on one path): SACK of their PSNs (plus `also`),
@@ -892,10 +999,19 @@ impl<'a> Tester<'a> {
         self.send(0, &f)?;
         let (pkt, ack) = self.expect_cm(opcode::MR_CONNECT_ACK, "CONNECT_ACK")?;
         check_eq!("CONNECT_ACK port", pkt.plane, 0);
-        check_eq!("CONNECT_ACK DestQP (= CONNECT.SrcConn)", H(pkt.bth.dest_qp), H(cmh.src_conn));
+        check_eq!(
+            "CONNECT_ACK DestQP (= CONNECT.SrcConn)",
+            H(pkt.bth.dest_qp),
+            H(cmh.src_conn)
+        );
         check_eq!("CONNECT_ACK nonce", ack.nonce, cmh.nonce);
-        let accepted = self.new_events()?.into_iter().find_map(|e| if let Event::Accepted(c) = e { Some(c) } else { None });
-        let Some(conn) = accepted else { fail!("no Accepted event after CONNECT_ACK") };
+        let accepted = self
+            .new_events()?
+            .into_iter()
+            .find_map(|e| if let Event::Accepted(c) = e { Some(c) } else { None });
+        let Some(conn) = accepted else {
+            fail!("no Accepted event after CONNECT_ACK")
+        };
         let planes = ack.planes.max(1);
         let iut_isn = ack.isn;
         Ok(Peer {
@@ -967,7 +1083,9 @@ pub fn rb(va: u64, rkey: u32) -> RemoteBuf {
 
 /// Deterministic test bytes.
 pub fn pattern(seed: u8, len: usize) -> Vec<u8> {
-    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
 }
 
 /// Whether `a` is the NIC address `n` (helper for address checks).

@@ -42,7 +42,11 @@ impl Adapter for HdlAdapter {
         Vec::new()
     }
     fn register(&mut self, _: usize, _: bool) -> MrKey {
-        MrKey { lkey: 0, rkey: 0, va: 0 }
+        MrKey {
+            lkey: 0,
+            rkey: 0,
+            va: 0,
+        }
     }
     fn deregister(&mut self, _: MrKey) -> Result<(), String> {
         Err(WHY.into())

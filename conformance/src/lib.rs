@@ -26,7 +26,7 @@ pub mod runner;
 pub mod udp;
 
 pub use adapter::{Adapter, Env, Need, OutFrame, Setup};
-pub use runner::{run, CaseResult, Summary, Verdict};
+pub use runner::{run, run_retrying, CaseResult, Summary, Verdict};
 
 /// Build the adapter for a target name ("model", "udp", "hdl").
 pub fn adapter_for(target: &str) -> Option<Box<dyn Adapter>> {

@@ -33,7 +33,10 @@ pub struct ModelAdapter {
 impl ModelAdapter {
     /// A model adapter; `seed` drives the endpoint's random choices.
     pub fn new(seed: u64) -> Self {
-        ModelAdapter { seed, ..Default::default() }
+        ModelAdapter {
+            seed,
+            ..Default::default()
+        }
     }
 
     fn ep(&mut self) -> &mut Endpoint {
@@ -48,7 +51,11 @@ impl ModelAdapter {
         // Bounded: a conforming endpoint always runs out of sendable frames.
         for _ in 0..100_000 {
             match ep.poll_transmit(now, &mut buf) {
-                Some(t) => self.out.push(OutFrame { at: now, plane: t.plane, bytes: buf[..t.len].to_vec() }),
+                Some(t) => self.out.push(OutFrame {
+                    at: now,
+                    plane: t.plane,
+                    bytes: buf[..t.len].to_vec(),
+                }),
                 None => break,
             }
         }
@@ -73,7 +80,10 @@ impl Adapter for ModelAdapter {
             tester: scenario_addr(1, setup.planes),
             stranger: scenario_addr(3, setup.planes),
         };
-        let cfg = EndpointConfig { addr: env.iut, ..setup.cfg };
+        let cfg = EndpointConfig {
+            addr: env.iut,
+            ..setup.cfg
+        };
         let mut ep = Endpoint::new(cfg, self.seed);
         if setup.tester_known {
             ep.add_peer(env.tester);
@@ -143,12 +153,18 @@ impl Adapter for ModelAdapter {
     }
 
     fn debug_state(&mut self) -> String {
-        let Some(ep) = self.ep.as_ref() else { return String::new() };
+        let Some(ep) = self.ep.as_ref() else {
+            return String::new();
+        };
         let mut out = String::new();
         for id in 1..=ep.connection_count() as u32 + 4 {
             if let Some(c) = ep.connection(id) {
                 let sel = c.selector();
-                out += &format!("conn {id}: planes_up {:#b} total_inflight {}\n", sel.planes_up(), sel.total_inflight());
+                out += &format!(
+                    "conn {id}: planes_up {:#b} total_inflight {}\n",
+                    sel.planes_up(),
+                    sel.total_inflight()
+                );
                 for p in 0..16u8 {
                     let s = sel.path(p);
                     let b = c.scoreboard().path(p);
@@ -168,13 +184,21 @@ impl Adapter for ModelAdapter {
     }
 
     fn write_mem(&mut self, key: MrKey, offset: u64, data: &[u8]) -> Result<(), String> {
-        let m = self.ep().memory_mut().local_mut(key, offset, data.len() as u64).map_err(|e| e.to_string())?;
+        let m = self
+            .ep()
+            .memory_mut()
+            .local_mut(key, offset, data.len() as u64)
+            .map_err(|e| e.to_string())?;
         m.copy_from_slice(data);
         Ok(())
     }
 
     fn read_mem(&mut self, key: MrKey, offset: u64, len: u64) -> Result<Vec<u8>, String> {
-        self.ep().memory().local(key, offset, len).map(<[u8]>::to_vec).map_err(|e| e.to_string())
+        self.ep()
+            .memory()
+            .local(key, offset, len)
+            .map(<[u8]>::to_vec)
+            .map_err(|e| e.to_string())
     }
 
     fn add_peer(&mut self, peer: NicAddr) {

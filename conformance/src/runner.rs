@@ -33,6 +33,9 @@ pub struct CaseResult {
     /// Outcome.
     #[serde(flatten)]
     pub verdict: Verdict,
+    /// Failures of earlier attempts when the case was retried (real-time targets only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub earlier_failures: Vec<String>,
 }
 
 /// Totals of one run.
@@ -50,8 +53,27 @@ pub struct Summary {
 
 /// Run one case.
 pub fn run_case(a: &mut dyn Adapter, case: &Case) -> CaseResult {
-    let verdict = verdict_of(a, case);
-    CaseResult { id: case.id, section: case.section, title: case.title, verdict }
+    run_case_retrying(a, case, 0)
+}
+
+/// Run one case; a failure is retried up to `retries` times, the earlier failures kept.
+pub fn run_case_retrying(a: &mut dyn Adapter, case: &Case, retries: u32) -> CaseResult {
+    let mut earlier_failures = Vec::new();
+    let mut verdict = verdict_of(a, case);
+    while let Verdict::Fail(f) = &verdict {
+        if earlier_failures.len() as u32 >= retries {
+            break;
+        }
+        earlier_failures.push(f.clone());
+        verdict = verdict_of(a, case);
+    }
+    CaseResult {
+        id: case.id,
+        section: case.section,
+        title: case.title,
+        verdict,
+        earlier_failures,
+    }
 }
 
 fn verdict_of(a: &mut dyn Adapter, case: &Case) -> Verdict {
@@ -84,13 +106,23 @@ fn verdict_of(a: &mut dyn Adapter, case: &Case) -> Verdict {
 
 /// Run the catalogue (or the cases whose id starts with `filter`).
 pub fn run(a: &mut dyn Adapter, filter: Option<&str>) -> (Vec<CaseResult>, Summary) {
+    run_retrying(a, filter, 0)
+}
+
+/// As [`run`], retrying a failed case up to `retries` times (for targets on a real clock,
+/// where a descheduled tester can let an IUT timer interleave a scripted exchange; every
+/// earlier failure is reported with the case).
+pub fn run_retrying(a: &mut dyn Adapter, filter: Option<&str>, retries: u32) -> (Vec<CaseResult>, Summary) {
     let mut rows = Vec::new();
-    let mut s = Summary { target: a.target().to_string(), ..Default::default() };
+    let mut s = Summary {
+        target: a.target().to_string(),
+        ..Default::default()
+    };
     for case in cases::all() {
         if filter.is_some_and(|f| !case.id.eq_ignore_ascii_case(f) && !case.id.starts_with(f)) {
             continue;
         }
-        let r = run_case(a, &case);
+        let r = run_case_retrying(a, &case, retries);
         match r.verdict {
             Verdict::Pass => s.passed += 1,
             Verdict::Fail(_) => s.failed += 1,

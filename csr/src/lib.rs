@@ -73,8 +73,20 @@ pub const SCRATCH: u16 = 0x28;
 
 /// The whole map, in address order.
 pub const REGS: &[Reg] = &[
-    Reg { name: "ID", offset: ID, access: Access::Ro, reset: ID_VALUE, doc: "\"MRCE\"" },
-    Reg { name: "VERSION", offset: VERSION, access: Access::Ro, reset: MAP_VERSION, doc: "register map version" },
+    Reg {
+        name: "ID",
+        offset: ID,
+        access: Access::Ro,
+        reset: ID_VALUE,
+        doc: "\"MRCE\"",
+    },
+    Reg {
+        name: "VERSION",
+        offset: VERSION,
+        access: Access::Ro,
+        reset: MAP_VERSION,
+        doc: "register map version",
+    },
     Reg {
         name: "PARAMS",
         offset: PARAMS,
@@ -89,11 +101,41 @@ pub const REGS: &[Reg] = &[
         reset: 0,
         doc: "bit 0: SELECT takes its room mask from the scoreboard",
     },
-    Reg { name: "ROOM_MASK", offset: ROOM_MASK, access: Access::Ro, reset: 0xFFFF, doc: "bit p: path p has room" },
-    Reg { name: "RX_OPS", offset: RX_OPS, access: Access::Ro, reset: 0, doc: "rx_tracker operations accepted" },
-    Reg { name: "TX_OPS", offset: TX_OPS, access: Access::Ro, reset: 0, doc: "tx_scoreboard operations accepted" },
-    Reg { name: "SEL_OPS", offset: SEL_OPS, access: Access::Ro, reset: 0, doc: "path_selector operations accepted" },
-    Reg { name: "SEL_CMD_ARG", offset: SEL_CMD_ARG, access: Access::Rw, reset: 0, doc: "a [15:0], b [31:16]" },
+    Reg {
+        name: "ROOM_MASK",
+        offset: ROOM_MASK,
+        access: Access::Ro,
+        reset: 0xFFFF,
+        doc: "bit p: path p has room",
+    },
+    Reg {
+        name: "RX_OPS",
+        offset: RX_OPS,
+        access: Access::Ro,
+        reset: 0,
+        doc: "rx_tracker operations accepted",
+    },
+    Reg {
+        name: "TX_OPS",
+        offset: TX_OPS,
+        access: Access::Ro,
+        reset: 0,
+        doc: "tx_scoreboard operations accepted",
+    },
+    Reg {
+        name: "SEL_OPS",
+        offset: SEL_OPS,
+        access: Access::Ro,
+        reset: 0,
+        doc: "path_selector operations accepted",
+    },
+    Reg {
+        name: "SEL_CMD_ARG",
+        offset: SEL_CMD_ARG,
+        access: Access::Rw,
+        reset: 0,
+        doc: "a [15:0], b [31:16]",
+    },
     Reg {
         name: "SEL_CMD",
         offset: SEL_CMD,
@@ -101,7 +143,13 @@ pub const REGS: &[Reg] = &[
         reset: 0,
         doc: "write: inject path_selector op [3:0] on path [7:4], flag [8], args SEL_CMD_ARG",
     },
-    Reg { name: "SCRATCH", offset: SCRATCH, access: Access::Rw, reset: 0, doc: "scratch" },
+    Reg {
+        name: "SCRATCH",
+        offset: SCRATCH,
+        access: Access::Rw,
+        reset: 0,
+        doc: "scratch",
+    },
 ];
 
 /// Look a register up by offset.
@@ -119,7 +167,11 @@ pub fn markdown_table(out: &mut impl core::fmt::Write) -> core::fmt::Result {
             Access::Rw => "RW",
             Access::Wo => "WO",
         };
-        writeln!(out, "| 0x{:02X} | `{}` | {} | 0x{:08X} | {} |", r.offset, r.name, a, r.reset, r.doc)?;
+        writeln!(
+            out,
+            "| 0x{:02X} | `{}` | {} | 0x{:08X} | {} |",
+            r.offset, r.name, a, r.reset, r.doc
+        )?;
     }
     Ok(())
 }

@@ -26,7 +26,11 @@ pub fn generate_all() -> Vec<VerilogFile> {
     let mut tx = tx_scoreboard::TxScoreboardHw::default();
     v.push(VerilogFile {
         name: "tx_scoreboard",
-        text: verilog::generate(&mut tx, "tx_scoreboard", "transmit scoreboard (mroce_model::tx_scoreboard)"),
+        text: verilog::generate(
+            &mut tx,
+            "tx_scoreboard",
+            "transmit scoreboard (mroce_model::tx_scoreboard)",
+        ),
     });
     let mut sel = path_selector::PathSelectorHw::default();
     v.push(VerilogFile {
@@ -36,7 +40,11 @@ pub fn generate_all() -> Vec<VerilogFile> {
     let mut top = transport_core::TransportCore::default();
     v.push(VerilogFile {
         name: "transport_core",
-        text: verilog::generate(&mut top, "transport_core", "rx_tracker + tx_scoreboard + path_selector + CSR port (top)"),
+        text: verilog::generate(
+            &mut top,
+            "transport_core",
+            "rx_tracker + tx_scoreboard + path_selector + CSR port (top)",
+        ),
     });
     v
 }

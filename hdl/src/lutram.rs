@@ -43,3 +43,11 @@ impl<D: Synth, const N: usize> Logic for LutRam<D, N> {
 pub fn kc<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(v.into())
 }
+
+/// A 16-bit value zero-extended to 32 bits without a cast (rust-hdl's `bit_cast` emits an
+/// operand-width mismatch that Verilator's WIDTH check reports): set `lo`, clear `hi`, `.into()`.
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct Wide32 {
+    pub lo: Bits<16>,
+    pub hi: Bits<16>,
+}

@@ -18,7 +18,7 @@
 //! Every record carries `path`, and that path's `entropy`, `plane` and `health` after the
 //! operation (what the connection layer reads back with `path()`).
 
-use crate::lutram::{kc, LutRam};
+use crate::lutram::{kc, LutRam, Wide32};
 use mroce_model::params::{
     ALPHA_ONE, CWND_FRAC_BITS, CWND_INIT_PKTS, CWND_MAX_PKTS, CWND_MIN_PKTS, CWND_ONE, ECN_G_SHIFT, MAX_PLANES, PATHS,
 };
@@ -177,6 +177,10 @@ pub struct PathSelectorHw {
     // locals
     rdy: Signal<Local, Bit>,
     pick: Signal<Local, Bits<16>>,
+    xa: Signal<Local, Wide32>,
+    xc: Signal<Local, Wide32>,
+    xs: Signal<Local, Wide32>,
+    sum2: Signal<Local, Bits<32>>,
     infl: Signal<Local, Bits<16>>,
     cwl: Signal<Local, Bits<16>>,
     wopen: Signal<Local, Bit>,
@@ -302,12 +306,14 @@ impl Default for PathSelectorHw {
             };
         }
         d!(
-            clock, in_valid, in_ready, in_op, in_path, in_room, in_a, in_b, in_c, in_flag, out_valid, out_ready, out, fifo,
-            pr, health, plane, entropy, cwnd, inflight, alpha, ai_acc, cwr_left, pending, pend_ent, last, planes_up,
-            nlimit, total, probes, wp, rp, cnt, occ, rdy, accept, pop, o, pi, pu, elig_h, elig, start,
+            clock, in_valid, in_ready, in_op, in_path, in_room, in_a, in_b, in_c, in_flag, out_valid, out_ready, out,
+            fifo, pr, health, plane, entropy, cwnd, inflight, alpha, ai_acc, cwr_left, pending, pend_ent, last,
+            planes_up, nlimit, total, probes, wp, rp, cnt, occ, rdy, accept, pop, o, pi, pu, elig_h, elig, start,
             found, cur_h, cur_cwnd, cur_inf, cur_alpha, cur_ai, cur_cwr, cur_pend, cur_pent, n_h, n_cwnd, n_inf,
-            n_alpha, n_ai, n_cwr, n_pend, n_pent, n_ent, set_ent, n_total, wr, done, sum, up, a_new, prod, cut,
-            cw_cut, ai_sum, acked32, cwnd32, amax1, aup, reroute, ent, rec, rpath, lim1, npl, member, mem1, am, frec, q1r, q2r, q1a, q2s, q2c, bm, pc, n_probes, dmp, pick, infl, cwl, wopen, is_sel, sel_ent, sel_pl, sel_h, oh, sel_idx, hm, pm, cur_ent, cur_plane
+            n_alpha, n_ai, n_cwr, n_pend, n_pent, n_ent, set_ent, n_total, wr, done, sum, up, a_new, prod, cut, cw_cut,
+            ai_sum, acked32, cwnd32, amax1, aup, reroute, ent, rec, rpath, lim1, npl, member, mem1, am, frec, q1r, q2r,
+            q1a, q2s, q2c, bm, pc, n_probes, dmp, pick, xa, xc, xs, sum2, infl, cwl, wopen, is_sel, sel_ent, sel_pl,
+            sel_h, oh, sel_idx, hm, pm, cur_ent, cur_plane
         )
     }
 }
@@ -499,8 +505,13 @@ impl Logic for PathSelectorHw {
         if self.cw_cut.val() < self.c_min.val() {
             self.cw_cut.next = self.c_min.val();
         }
-        self.acked32.next = bit_cast::<32, 16>(self.o.val().a) << self.c8.val();
-        self.cwnd32.next = bit_cast::<32, 16>(self.cur_cwnd.val());
+        self.xa.next.lo = self.o.val().a;
+        self.xa.next.hi = self.z16.val();
+        self.acked32.next = self.xa.val().into();
+        self.acked32.next = self.acked32.val() << self.c8.val();
+        self.xc.next.lo = self.cur_cwnd.val();
+        self.xc.next.hi = self.z16.val();
+        self.cwnd32.next = self.xc.val().into();
         self.ai_sum.next = self.cur_ai.val() + self.acked32.val();
         // probes among the credited packets leave the probe count, not the connection's
         self.pc.next = self.o.val().c;
@@ -742,11 +753,14 @@ impl Logic for PathSelectorHw {
         self.sum.next = (self.q2s[0].q.val() + self.q2s[1].q.val()) + (self.q2s[2].q.val() + self.q2s[3].q.val());
         self.up.next = (self.q2c[0].q.val() + self.q2c[1].q.val()) + (self.q2c[2].q.val() + self.q2c[3].q.val());
         self.aup.next = self.q2r.q.val().a_new * self.up.val();
+        self.xs.next.lo = self.sum.val() << self.one16.val();
+        self.xs.next.hi = self.z16.val();
+        self.sum2.next = self.xs.val().into();
         self.frec.next = self.q2r.q.val().rec;
         if self.q2r.q.val().md {
             self.frec.next.ok = (self.up.val() > self.one16.val())
                 && (self.q2r.q.val().a_new >= self.c_a8.val())
-                && (self.aup.val() > bit_cast::<32, 16>(self.sum.val() << self.one16.val()));
+                && (self.aup.val() > self.sum2.val());
         }
         self.fifo.write_address.next = self.wp.q.val();
         self.fifo.write_data.next = self.frec.val();

@@ -11,8 +11,8 @@
 //!
 //! Every operation produces exactly one output record (verdict, `ack` flag and, when `ack` is
 //! set, the ACK snapshot). Back-pressure: `in_ready` is low while the records already accepted
-//! could fill the output FIFO, so nothing is ever dropped or duplicated; a reset also drains
-//! the two stages ahead of the state write (`in_ready` low for two clocks after it).
+//! could fill the output FIFO, so nothing is ever dropped or duplicated; a reset (slow path)
+//! holds `in_ready` low until it has written the path's row (four clocks).
 //!
 //! # Micro-architecture (design-notes §5)
 //! Per-path state lives in LUT RAM (asynchronous read, 16 rows): a state row (base, head,
@@ -22,18 +22,21 @@
 //! The ring word and bit of a PSN never change while it is in the window: they come from
 //! `psn - K` where `K` (8 bits, set at reset) is the ISN's low byte.
 //!
-//! Stages: **P** (input register: word/bit/one-hot mask, floor arithmetic); **A** (RAM read,
-//! every arithmetic result precomputed for both outcomes of the packet in B: "it slid" x
-//! "it set a bit"); **B** (resolve with the previous packet's registered outcome: a few LUT
-//! levels, write-back); **C** (read the bitmap banks again, after the write, for the snapshot);
-//! **D** (rotate by head, trailing ones of the head word); **E** (cum = base + ones, FIFO).
+//! Stages: **P** (input register: word/bit/one-hot mask, floor arithmetic); **A1** (LUT-RAM
+//! read of the row and the packet's word); **A2** (forward the two operations whose write-back
+//! is still in flight, then precompute every arithmetic result for both outcomes of the packet
+//! then in B: "it slid" x "it set a bit", with each candidate word reduced before selection);
+//! **B** (resolve with the previous packet's registered outcome: a few LUT levels); **R**
+//! (write-back: one row and at most one bitmap word); **C** (read the bitmap banks again, after
+//! the write, for the snapshot); **D** (rotate by head, trailing ones of the head word);
+//! **E** (cum = base + ones, FIFO).
 
 use crate::lutram::{kc, LutRam};
 use mroce_model::params::{ACK_COALESCE, PATHS, SACK_WORDS, SACK_WORD_BITS};
 use rust_hdl::prelude::*;
 
 /// Clocks from acceptance to the output record (FIFO empty, `out_ready` high).
-pub const RX_LATENCY: usize = 7;
+pub const RX_LATENCY: usize = 8;
 /// Depth of the output FIFO (and bound on accepted, not yet delivered operations).
 pub const RX_FIFO_DEPTH: usize = 16;
 /// `in_op`: a data or probe packet.
@@ -51,8 +54,14 @@ pub const RX_OUT_OF_WINDOW: u64 = 2;
 /// `out.verdict` encoding of `RxVerdict::Refused`.
 pub const RX_REFUSED: u64 = 3;
 
-const _: () = assert!(ACK_COALESCE >= 2, "the ge-coalesce precompute assumes ACK_COALESCE >= 2");
-const _: () = assert!(PATHS == 16 && SACK_WORDS == 8 && SACK_WORD_BITS == 32, "rx_tracker is laid out for 16 x 8 x 32");
+const _: () = assert!(
+    ACK_COALESCE >= 2,
+    "the ge-coalesce precompute assumes ACK_COALESCE >= 2"
+);
+const _: () = assert!(
+    PATHS == 16 && SACK_WORDS == 8 && SACK_WORD_BITS == 32,
+    "rx_tracker is laid out for 16 x 8 x 32"
+);
 
 /// Per-path state row.
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
@@ -777,9 +786,11 @@ impl Logic for RxTrackerHw {
             self.slide.next = self.fullw.val();
         }
         if self.sig.val() {
-            self.slide.next = self.is_pkt.val() && (self.slide.val() || (self.ar.q.val().fsane && self.ar.q.val().fpast1));
+            self.slide.next =
+                self.is_pkt.val() && (self.slide.val() || (self.ar.q.val().fsane && self.ar.q.val().fpast1));
         } else {
-            self.slide.next = self.is_pkt.val() && (self.slide.val() || (self.ar.q.val().fsane && self.ar.q.val().fpast0));
+            self.slide.next =
+                self.is_pkt.val() && (self.slide.val() || (self.ar.q.val().fsane && self.ar.q.val().fpast0));
         }
         self.gap.next = self.ar.q.val().gapq;
         if self.ar.q.val().same && self.rr.q.val().iw {

@@ -11,7 +11,7 @@
 //!
 //! Latencies and throughput are the blocks' own: II = 1 on every stream.
 
-use crate::lutram::kc;
+use crate::lutram::{kc, Wide32};
 use crate::path_selector::{PathSelectorHw, SelOut, SEL_OP_SELECT};
 use crate::rx_tracker::{RxOut, RxTrackerHw};
 use crate::tx_scoreboard::{TxOut, TxScoreboardHw};
@@ -98,6 +98,8 @@ pub struct TransportCore {
     pend32: Constant<Bits<32>>,
     op_select: Constant<Bits<4>>,
     room32: Signal<Local, Bits<32>>,
+    xroom: Signal<Local, Wide32>,
+    z16: Constant<Bits<16>>,
     cmdv: Signal<Local, Bits<32>>,
     argv: Signal<Local, Bits<32>>,
 }
@@ -124,18 +126,71 @@ impl Default for TransportCore {
                     v_params: kc(u64::from(csr::PARAMS_VALUE)),
                     one32: kc(1),
                     z32: kc(0),
+                    z16: kc(0),
                     pend32: kc(1 << 31),
                     op_select: kc(SEL_OP_SELECT),
                 }
             };
         }
         d!(
-            clock, rx_in_valid, rx_in_ready, rx_in_op, rx_in_path, rx_in_psn, rx_in_floor, rx_in_ce, rx_in_ack_req,
-            rx_in_commit, rx_out_valid, rx_out_ready, rx_out, rx_out_sack, tx_in_valid, tx_in_ready, tx_in_op,
-            tx_in_path, tx_in_psn, tx_in_mask, tx_in_lost_below, tx_in_now, tx_in_rto, tx_out_valid, tx_out_ready,
-            tx_out, sel_in_valid, sel_in_ready, sel_in_op, sel_in_path, sel_in_room, sel_in_a, sel_in_b, sel_in_c, sel_in_flag,
-            sel_out_valid, sel_out_ready, sel_out, csr_addr, csr_wdata, csr_we, csr_rdata, rx, tx, sel, control,
-            scratch, cmd_arg, cmd, cmd_pending, rx_ops, tx_ops, sel_ops, rdata, room32, cmdv, argv
+            clock,
+            rx_in_valid,
+            rx_in_ready,
+            rx_in_op,
+            rx_in_path,
+            rx_in_psn,
+            rx_in_floor,
+            rx_in_ce,
+            rx_in_ack_req,
+            rx_in_commit,
+            rx_out_valid,
+            rx_out_ready,
+            rx_out,
+            rx_out_sack,
+            tx_in_valid,
+            tx_in_ready,
+            tx_in_op,
+            tx_in_path,
+            tx_in_psn,
+            tx_in_mask,
+            tx_in_lost_below,
+            tx_in_now,
+            tx_in_rto,
+            tx_out_valid,
+            tx_out_ready,
+            tx_out,
+            sel_in_valid,
+            sel_in_ready,
+            sel_in_op,
+            sel_in_path,
+            sel_in_room,
+            sel_in_a,
+            sel_in_b,
+            sel_in_c,
+            sel_in_flag,
+            sel_out_valid,
+            sel_out_ready,
+            sel_out,
+            csr_addr,
+            csr_wdata,
+            csr_we,
+            csr_rdata,
+            rx,
+            tx,
+            sel,
+            control,
+            scratch,
+            cmd_arg,
+            cmd,
+            cmd_pending,
+            rx_ops,
+            tx_ops,
+            sel_ops,
+            rdata,
+            room32,
+            xroom,
+            cmdv,
+            argv
         )
     }
 }
@@ -143,7 +198,19 @@ impl Default for TransportCore {
 impl Logic for TransportCore {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, control, scratch, cmd_arg, cmd, cmd_pending, rx_ops, tx_ops, sel_ops, rdata);
+        dff_setup!(
+            self,
+            clock,
+            control,
+            scratch,
+            cmd_arg,
+            cmd,
+            cmd_pending,
+            rx_ops,
+            tx_ops,
+            sel_ops,
+            rdata
+        );
         self.rx.clock.next = self.clock.val();
         self.tx.clock.next = self.clock.val();
         self.sel.clock.next = self.clock.val();
@@ -235,7 +302,9 @@ impl Logic for TransportCore {
             }
         }
         // CSR reads (registered)
-        self.room32.next = bit_cast::<32, 16>(self.tx.room_mask.val());
+        self.xroom.next.lo = self.tx.room_mask.val();
+        self.xroom.next.hi = self.z16.val();
+        self.room32.next = self.xroom.val().into();
         self.rdata.d.next = self.z32.val();
         if self.csr_addr.val() == self.a_id.val() {
             self.rdata.d.next = self.v_id.val();

@@ -50,7 +50,10 @@ pub const TX_OP_TIMER: u64 = 3;
 pub const TX_OP_CLEAR_BACKOFF: u64 = 4;
 pub const TX_OP_RESET: u64 = 5;
 
-const _: () = assert!(PATHS == 16 && SACK_WORDS == 8 && SACK_WORD_BITS == 32, "tx_scoreboard is laid out for 16 x 8 x 32");
+const _: () = assert!(
+    PATHS == 16 && SACK_WORDS == 8 && SACK_WORD_BITS == 32,
+    "tx_scoreboard is laid out for 16 x 8 x 32"
+);
 
 /// Per-path row.
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
@@ -99,6 +102,8 @@ pub struct TxP {
     pub now: Bits<32>,
     pub rto: Bits<32>,
     pub ser: Bit,
+    /// word_psn - 32 (range check against una + 32 when the op in B slides).
+    pub psm32: Bits<32>,
     /// (A1) ring word of word_psn, and word_psn is word-aligned (from the row's k8).
     pub wa: Bits<3>,
     pub aligned: Bit,
@@ -219,7 +224,6 @@ pub struct TxScoreboardHw {
     c_room1: Constant<Bits<32>>,
     c_win: Constant<Bits<32>>,
     c_win1: Constant<Bits<32>>,
-    c_288: Constant<Bits<32>>,
     z32: Constant<Bits<32>>,
     ones32: Constant<Bits<32>>,
     one32: Constant<Bits<32>>,
@@ -237,8 +241,6 @@ pub struct TxScoreboardHw {
     k5: [Constant<Bits<5>>; 31],
     pow32: [Constant<Bits<32>>; 31],
     pow32b: [Constant<Bits<32>>; 31],
-    f16: [Constant<Bits<16>>; 10],
-    z16: Constant<Bits<16>>,
     op_send: Constant<Bits<3>>,
     op_ack: Constant<Bits<3>>,
     op_expire: Constant<Bits<3>>,
@@ -266,13 +268,22 @@ pub struct TxScoreboardHw {
     suna: [Signal<Local, Bits<32>>; 3],
     sa00: [Signal<Local, Bits<32>>; 3],
     sd0: [Signal<Local, Bits<32>>; 3],
+    sd1: [Signal<Local, Bits<32>>; 3],
     sspan: [Signal<Local, Bits<32>>; 3],
-    sflags: [Signal<Local, Bits<16>>; 3],
+    f_r00: [Signal<Local, Bit>; 3],
+    f_r01: [Signal<Local, Bit>; 3],
+    f_r10: [Signal<Local, Bit>; 3],
+    f_r11: [Signal<Local, Bit>; 3],
+    f_g00: [Signal<Local, Bit>; 3],
+    f_g01: [Signal<Local, Bit>; 3],
+    f_g10: [Signal<Local, Bit>; 3],
+    f_g11: [Signal<Local, Bit>; 3],
+    f_i0: [Signal<Local, Bit>; 3],
+    f_i1: [Signal<Local, Bit>; 3],
     sth0: [Signal<Local, Bits<32>>; 3],
     sth1: [Signal<Local, Bits<32>>; 3],
     skp0: [Signal<Local, Bits<32>>; 3],
     skp1: [Signal<Local, Bits<32>>; 3],
-    fl: Signal<Local, Bits<16>>,
     qn: Signal<Local, Bits<32>>,
     pp: Signal<Local, Bits<32>>,
     kn: Signal<Local, Bits<8>>,
@@ -312,6 +323,10 @@ pub struct TxScoreboardHw {
     keep: Signal<Local, Bits<32>>,
     sent: Signal<Local, Bits<32>>,
     rk: Signal<Local, Bit>,
+    rk0: Signal<Local, Bit>,
+    rk1: Signal<Local, Bit>,
+    ak0: Signal<Local, Bit>,
+    ak1: Signal<Local, Bit>,
     rf: Signal<Local, Bit>,
     nzw: Signal<Local, Bit>,
     frany: Signal<Local, Bit>,
@@ -347,7 +362,6 @@ impl Default for TxScoreboardHw {
                     c_room1: kc((SACK_BITS - SACK_WORD_BITS - 1) as u64),
                     c_win: kc(SACK_BITS as u64),
                     c_win1: kc(SACK_BITS as u64 - 1),
-                    c_288: kc((SACK_BITS + SACK_WORD_BITS) as u64),
                     z32: kc(0),
                     ones32: kc(0xFFFF_FFFF),
                     one32: kc(1),
@@ -365,8 +379,6 @@ impl Default for TxScoreboardHw {
                     k5: core::array::from_fn(|i| kc(i as u64)),
                     pow32: core::array::from_fn(|i| kc(1 << i)),
                     pow32b: core::array::from_fn(|i| kc(2 << i)),
-                    f16: core::array::from_fn(|i| kc(1 << i)),
-                    z16: kc(0),
                     op_send: kc(TX_OP_SEND),
                     op_ack: kc(TX_OP_ACK_WORD),
                     op_expire: kc(TX_OP_EXPIRE),
@@ -377,12 +389,128 @@ impl Default for TxScoreboardHw {
             };
         }
         d!(
-            clock, in_valid, in_ready, in_op, in_path, in_psn, in_mask, in_lost_below, in_now, in_rto, out_valid,
-            out_ready, out, room_mask, st, bank, fifo, pr, p2, q1, x1, ar, rr, r2, room, wp, rp, cnt, occ, rdy, accept,
-            pop, bdiff, in_ser, rns, r2ns, q, qnz, wv, p, m0, qn, pp, kn, ka, q1r, prp, s0, ws0l, ws0p, w0p, snxt, suna, sa00, sd0, sspan, sflags, sth0, sth1, skp0, skp1, fl, s1, k0, k1, w0, w1, wa, qh1,
-            wsa, bo1, late, srs, a, qa, prs, sig, nu, head_k, nz_k, armed_k, bo_k, dl_k, una_k, nxt_k, room_k,
-            ge_k, w, fromr, src, keep, sent, rk, rf, nzw, frany, valid_ack, nword, wrote, nz_after, nzh, slide, sendok,
-            ns, rec, rrec, rrec2, alloc2, roomr
+            clock,
+            in_valid,
+            in_ready,
+            in_op,
+            in_path,
+            in_psn,
+            in_mask,
+            in_lost_below,
+            in_now,
+            in_rto,
+            out_valid,
+            out_ready,
+            out,
+            room_mask,
+            st,
+            bank,
+            fifo,
+            pr,
+            p2,
+            q1,
+            x1,
+            ar,
+            rr,
+            r2,
+            room,
+            wp,
+            rp,
+            cnt,
+            occ,
+            rdy,
+            accept,
+            pop,
+            bdiff,
+            in_ser,
+            rns,
+            r2ns,
+            q,
+            qnz,
+            wv,
+            p,
+            m0,
+            qn,
+            pp,
+            kn,
+            ka,
+            q1r,
+            prp,
+            s0,
+            ws0l,
+            ws0p,
+            w0p,
+            snxt,
+            suna,
+            sa00,
+            sd0,
+            sd1,
+            sspan,
+            f_r00,
+            f_r01,
+            f_r10,
+            f_r11,
+            f_g00,
+            f_g01,
+            f_g10,
+            f_g11,
+            f_i0,
+            f_i1,
+            sth0,
+            sth1,
+            skp0,
+            skp1,
+            s1,
+            k0,
+            k1,
+            w0,
+            w1,
+            wa,
+            qh1,
+            wsa,
+            bo1,
+            late,
+            srs,
+            a,
+            qa,
+            prs,
+            sig,
+            nu,
+            head_k,
+            nz_k,
+            armed_k,
+            bo_k,
+            dl_k,
+            una_k,
+            nxt_k,
+            room_k,
+            ge_k,
+            w,
+            fromr,
+            src,
+            keep,
+            sent,
+            rk,
+            rk0,
+            rk1,
+            ak0,
+            ak1,
+            rf,
+            nzw,
+            frany,
+            valid_ack,
+            nword,
+            wrote,
+            nz_after,
+            nzh,
+            slide,
+            sendok,
+            ns,
+            rec,
+            rrec,
+            rrec2,
+            alloc2,
+            roomr
         )
     }
 }
@@ -417,6 +545,7 @@ impl Logic for TxScoreboardHw {
         self.pr.d.next.now = self.in_now.val();
         self.pr.d.next.rto = self.in_rto.val();
         self.pr.d.next.ser = self.in_ser.val();
+        self.pr.d.next.psm32 = self.in_psn.val() - self.c32.val();
         // below_mask of ack_word: bits of PSNs under lost_below
         self.bdiff.next = self.in_lost_below.val() - self.in_psn.val();
         self.pr.d.next.below = self.ones32.val();
@@ -496,38 +625,18 @@ impl Logic for TxScoreboardHw {
         for j in 0..3 {
             self.sa00[j].next = self.snxt[j].val() - self.suna[j].val();
             self.sd0[j].next = self.p.val().psn - self.suna[j].val();
+            self.sd1[j].next = self.p.val().psm32 - self.suna[j].val();
             self.sspan[j].next = self.snxt[j].val() - self.p.val().psn;
-            self.sflags[j].next = self.z16.val();
-            if self.sa00[j].val() < self.c_room.val() {
-                self.sflags[j].next = self.sflags[j].val() | self.f16[0].val();
-            }
-            if self.sa00[j].val() < self.c_room1.val() {
-                self.sflags[j].next = self.sflags[j].val() | self.f16[1].val();
-            }
-            if self.sa00[j].val() < self.c_win.val() {
-                self.sflags[j].next = self.sflags[j].val() | self.f16[2].val();
-            }
-            if self.sa00[j].val() < self.c_win1.val() {
-                self.sflags[j].next = self.sflags[j].val() | self.f16[3].val();
-            }
-            if self.sa00[j].val() >= self.c32.val() {
-                self.sflags[j].next = self.sflags[j].val() | self.f16[4].val();
-            }
-            if self.sa00[j].val() >= self.c31.val() {
-                self.sflags[j].next = self.sflags[j].val() | self.f16[5].val();
-            }
-            if self.sa00[j].val() >= self.c64.val() {
-                self.sflags[j].next = self.sflags[j].val() | self.f16[6].val();
-            }
-            if self.sa00[j].val() >= self.c63.val() {
-                self.sflags[j].next = self.sflags[j].val() | self.f16[7].val();
-            }
-            if self.sd0[j].val() < self.c_win.val() {
-                self.sflags[j].next = self.sflags[j].val() | self.f16[8].val();
-            }
-            if (self.sd0[j].val() >= self.c32.val()) && (self.sd0[j].val() < self.c_288.val()) {
-                self.sflags[j].next = self.sflags[j].val() | self.f16[9].val();
-            }
+            self.f_r00[j].next = self.sa00[j].val() < self.c_room.val();
+            self.f_r01[j].next = self.sa00[j].val() < self.c_room1.val();
+            self.f_r10[j].next = self.sa00[j].val() < self.c_win.val();
+            self.f_r11[j].next = self.sa00[j].val() < self.c_win1.val();
+            self.f_g00[j].next = self.sa00[j].val() >= self.c32.val();
+            self.f_g01[j].next = self.sa00[j].val() >= self.c31.val();
+            self.f_g10[j].next = self.sa00[j].val() >= self.c64.val();
+            self.f_g11[j].next = self.sa00[j].val() >= self.c63.val();
+            self.f_i0[j].next = self.sd0[j].val() < self.c_win.val();
+            self.f_i1[j].next = self.sd1[j].val() < self.c_win.val();
             // sent mask: PSNs word_psn .. next (a thermometer of next - word_psn, clipped to
             // 0 ..= 32); for next + 1 it is the same mask shifted in by one (empty if negative)
             self.sth0[j].next = self.z32.val();
@@ -549,35 +658,92 @@ impl Logic for TxScoreboardHw {
             self.skp0[j].next = !((self.p.val().mask & self.sth0[j].val()) | (!self.p.val().mask & self.p.val().below));
             self.skp1[j].next = !((self.p.val().mask & self.sth1[j].val()) | (!self.p.val().mask & self.p.val().below));
         }
-        self.fl.next = self.sflags[0].val();
         self.s0.next = self.sth0[0].val();
         self.s1.next = self.sth1[0].val();
         self.k0.next = self.skp0[0].val();
         self.k1.next = self.skp1[0].val();
         if self.p.val().fwd2 {
-            self.fl.next = self.sflags[2].val();
             self.s0.next = self.sth0[2].val();
             self.s1.next = self.sth1[2].val();
             self.k0.next = self.skp0[2].val();
             self.k1.next = self.skp1[2].val();
         }
         if self.p.val().fwd {
-            self.fl.next = self.sflags[1].val();
             self.s0.next = self.sth0[1].val();
             self.s1.next = self.sth1[1].val();
             self.k0.next = self.skp0[1].val();
             self.k1.next = self.skp1[1].val();
         }
-        self.ar.d.next.room00 = self.fl.val().get_bit(0);
-        self.ar.d.next.room01 = self.fl.val().get_bit(1);
-        self.ar.d.next.room10 = self.fl.val().get_bit(2);
-        self.ar.d.next.room11 = self.fl.val().get_bit(3);
-        self.ar.d.next.ge00 = self.fl.val().get_bit(4);
-        self.ar.d.next.ge01 = self.fl.val().get_bit(5);
-        self.ar.d.next.ge10 = self.fl.val().get_bit(6);
-        self.ar.d.next.ge11 = self.fl.val().get_bit(7);
-        self.ar.d.next.inr0 = self.fl.val().get_bit(8);
-        self.ar.d.next.inr1 = self.fl.val().get_bit(9);
+        self.ar.d.next.room00 = self.f_r00[0].val();
+        if self.p.val().fwd2 {
+            self.ar.d.next.room00 = self.f_r00[2].val();
+        }
+        if self.p.val().fwd {
+            self.ar.d.next.room00 = self.f_r00[1].val();
+        }
+        self.ar.d.next.room01 = self.f_r01[0].val();
+        if self.p.val().fwd2 {
+            self.ar.d.next.room01 = self.f_r01[2].val();
+        }
+        if self.p.val().fwd {
+            self.ar.d.next.room01 = self.f_r01[1].val();
+        }
+        self.ar.d.next.room10 = self.f_r10[0].val();
+        if self.p.val().fwd2 {
+            self.ar.d.next.room10 = self.f_r10[2].val();
+        }
+        if self.p.val().fwd {
+            self.ar.d.next.room10 = self.f_r10[1].val();
+        }
+        self.ar.d.next.room11 = self.f_r11[0].val();
+        if self.p.val().fwd2 {
+            self.ar.d.next.room11 = self.f_r11[2].val();
+        }
+        if self.p.val().fwd {
+            self.ar.d.next.room11 = self.f_r11[1].val();
+        }
+        self.ar.d.next.ge00 = self.f_g00[0].val();
+        if self.p.val().fwd2 {
+            self.ar.d.next.ge00 = self.f_g00[2].val();
+        }
+        if self.p.val().fwd {
+            self.ar.d.next.ge00 = self.f_g00[1].val();
+        }
+        self.ar.d.next.ge01 = self.f_g01[0].val();
+        if self.p.val().fwd2 {
+            self.ar.d.next.ge01 = self.f_g01[2].val();
+        }
+        if self.p.val().fwd {
+            self.ar.d.next.ge01 = self.f_g01[1].val();
+        }
+        self.ar.d.next.ge10 = self.f_g10[0].val();
+        if self.p.val().fwd2 {
+            self.ar.d.next.ge10 = self.f_g10[2].val();
+        }
+        if self.p.val().fwd {
+            self.ar.d.next.ge10 = self.f_g10[1].val();
+        }
+        self.ar.d.next.ge11 = self.f_g11[0].val();
+        if self.p.val().fwd2 {
+            self.ar.d.next.ge11 = self.f_g11[2].val();
+        }
+        if self.p.val().fwd {
+            self.ar.d.next.ge11 = self.f_g11[1].val();
+        }
+        self.ar.d.next.inr0 = self.f_i0[0].val();
+        if self.p.val().fwd2 {
+            self.ar.d.next.inr0 = self.f_i0[2].val();
+        }
+        if self.p.val().fwd {
+            self.ar.d.next.inr0 = self.f_i0[1].val();
+        }
+        self.ar.d.next.inr1 = self.f_i1[0].val();
+        if self.p.val().fwd2 {
+            self.ar.d.next.inr1 = self.f_i1[2].val();
+        }
+        if self.p.val().fwd {
+            self.ar.d.next.inr1 = self.f_i1[1].val();
+        }
         self.ar.d.next.nx1 = self.q.val().nxt + self.c1.val();
         self.ar.d.next.nx2 = self.q.val().nxt + self.c2.val();
         self.ar.d.next.u32c = self.q.val().una + self.c32.val();
@@ -747,9 +913,18 @@ impl Logic for TxScoreboardHw {
             self.sent.next = self.a.val().sent1;
         }
         // reductions of the previous op's word, in parallel with the selection
-        self.rk.next = (self.rr.q.val().nword & self.keep.val()).any();
+        // both outcomes reduced in parallel, selected last
+        self.rk0.next = (self.rr.q.val().nword & self.a.val().keep0).any();
+        self.rk1.next = (self.rr.q.val().nword & self.a.val().keep1).any();
+        self.ak0.next = (self.a.val().wsa & self.a.val().keep0).any();
+        self.ak1.next = (self.a.val().wsa & self.a.val().keep1).any();
+        self.rk.next = self.rk0.val();
+        self.nzw.next = self.ak0.val();
+        if self.nu.val() {
+            self.rk.next = self.rk1.val();
+            self.nzw.next = self.ak1.val();
+        }
         self.rf.next = (self.rr.q.val().nword & self.a.val().mask & self.sent.val()).any();
-        self.nzw.next = (self.a.val().wsa & self.keep.val()).any();
         self.frany.next = (self.a.val().wsa & self.a.val().mask & self.sent.val()).any();
         if self.fromr.val() {
             self.nzw.next = self.rk.val();

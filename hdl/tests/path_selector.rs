@@ -32,7 +32,12 @@ fn health_code(h: PathHealth) -> u8 {
 }
 
 fn health_of(c: u8) -> PathHealth {
-    [PathHealth::Up, PathHealth::Suspect, PathHealth::Down, PathHealth::Disabled][c as usize & 3]
+    [
+        PathHealth::Up,
+        PathHealth::Suspect,
+        PathHealth::Down,
+        PathHealth::Disabled,
+    ][c as usize & 3]
 }
 
 fn model_run(ops: &[Op]) -> Vec<Rec> {
@@ -48,9 +53,17 @@ fn model_run(ops: &[Op]) -> Vec<Rec> {
                     m.charge(p);
                     (SEL_OP_CHARGE, false, p)
                 }
-                Op::Credit(p, acked, lost, probes, ce) => {
-                    (SEL_OP_CREDIT, m.credit(&Credit { path: p, acked, lost, probes, ce }), p)
-                }
+                Op::Credit(p, acked, lost, probes, ce) => (
+                    SEL_OP_CREDIT,
+                    m.credit(&Credit {
+                        path: p,
+                        acked,
+                        lost,
+                        probes,
+                        ce,
+                    }),
+                    p,
+                ),
                 Op::ChargeProbe(p) => {
                     m.charge_probe(p);
                     (SEL_OP_CHARGE_PROBE, false, p)
@@ -101,7 +114,10 @@ fn model_run(ops: &[Op]) -> Vec<Rec> {
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self) -> u32 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 33) as u32
     }
     fn below(&mut self, n: u32) -> u32 {
@@ -167,13 +183,22 @@ fn hw_run(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> (Vec<Rec>, usize
         if u.out_valid.val() && ready {
             let o = u.out.val();
             let code = o.op.to_u64();
-            let rec = if code == SEL_OP_SET_PLANE_UP || code == SEL_OP_SET_CONN_LIMIT || code == SEL_OP_INIT
+            let rec = if code == SEL_OP_SET_PLANE_UP
+                || code == SEL_OP_SET_CONN_LIMIT
+                || code == SEL_OP_INIT
                 || (code == SEL_OP_SELECT && !o.ok)
             {
                 (code, o.ok, 255, 0, 0, 0)
             } else {
                 let pl = o.plane.to_u64() as u8;
-                (code, o.ok, o.path.to_u64() as u8, o.entropy.to_u64() as u16, pl, o.health.to_u64() as u8)
+                (
+                    code,
+                    o.ok,
+                    o.path.to_u64() as u8,
+                    o.entropy.to_u64() as u16,
+                    pl,
+                    o.health.to_u64() as u8,
+                )
             };
             out.push(rec);
         }
@@ -247,7 +272,13 @@ fn random_stream(seed: u64, n: usize) -> Vec<Op> {
         let op = match rng.below(100) {
             0..=39 => Op::Select(if rng.below(4) == 0 { rng.next() } else { u32::MAX }),
             40..=44 => Op::Charge(p),
-            45..=76 => Op::Credit(p, rng.below(12) as u16, rng.below(3) as u16, rng.below(3) as u16, rng.below(3) == 0),
+            45..=76 => Op::Credit(
+                p,
+                rng.below(12) as u16,
+                rng.below(3) as u16,
+                rng.below(3) as u16,
+                rng.below(3) == 0,
+            ),
             77..=79 => Op::ChargeProbe(p),
             80..=83 => Op::Health(p, rng.below(4) as u8),
             84..=86 => Op::Clear(p),
@@ -266,7 +297,7 @@ fn random_stream(seed: u64, n: usize) -> Vec<Op> {
 #[test]
 fn random_streams_match_model() {
     for (seed, pv, pr) in [(31u64, 100u32, 100u32), (32, 100, 100), (33, 70, 50)] {
-        let ops = random_stream(seed, 2500);
+        let ops = random_stream(seed, 5000);
         check(&ops, seed, pv, pr);
     }
 }
@@ -278,5 +309,32 @@ fn random_streams_cover_outcomes() {
     let reroutes = want.iter().filter(|r| r.0 == SEL_OP_CREDIT && r.1).count();
     let selected = want.iter().filter(|r| r.0 == SEL_OP_SELECT && r.1).count();
     let refused = want.iter().filter(|r| r.0 == SEL_OP_SELECT && !r.1).count();
-    assert!(reroutes > 0 && selected > 100 && refused > 10, "{reroutes} {selected} {refused}");
+    assert!(
+        reroutes > 0 && selected > 100 && refused > 10,
+        "{reroutes} {selected} {refused}"
+    );
+}
+
+/// The documented latency: accepted at one clock edge, visible SEL_LATENCY edges later.
+#[test]
+fn fixed_latency() {
+    let mut u = PathSelectorHw::default();
+    u.connect_all();
+    simulate(&mut u, 200);
+    u.out_ready.next = true;
+    u.in_valid.next = true;
+    u.in_op.next = SEL_OP_SELECT.into();
+    u.in_room.next = 0xFFFFu64.into();
+    assert!(simulate(&mut u, 200));
+    assert!(u.in_ready.val());
+    tick(&mut u);
+    u.in_valid.next = false;
+    let mut edges = 1;
+    assert!(simulate(&mut u, 200));
+    while !u.out_valid.val() {
+        tick(&mut u);
+        edges += 1;
+        assert!(edges < 50);
+    }
+    assert_eq!(edges, SEL_LATENCY);
 }

@@ -71,7 +71,10 @@ fn select_uses_scoreboard_room_and_csr_commands() {
     // control core: PathSelector::new(3, 1) through SEL_CMD
     csr_write(&mut u, csr::SEL_CMD_ARG, 3 | (1 << 16));
     csr_write(&mut u, csr::SEL_CMD, SEL_OP_INIT as u32);
-    ps = { let _ = ps; PathSelector::new(3, 1) };
+    ps = {
+        let _ = ps;
+        PathSelector::new(3, 1)
+    };
     tick(&mut u);
     assert_eq!(csr_read(&mut u, csr::SEL_CMD) >> 31, 0, "command consumed");
     // 224 sends on path 0 close its window
@@ -159,7 +162,14 @@ fn rx_stream_passes_through() {
     let want: Vec<(u64, u64, bool, u32)> = ops[16..]
         .iter()
         .map(|&(_, p, psn)| {
-            let r = m.packet(&RxPacket { path: p, psn, floor: 0, ce: false, ack_req: false, commit: true });
+            let r = m.packet(&RxPacket {
+                path: p,
+                psn,
+                floor: 0,
+                ce: false,
+                ack_req: false,
+                commit: true,
+            });
             let v = match r.verdict {
                 RxVerdict::New => RX_NEW,
                 RxVerdict::Duplicate => RX_DUPLICATE,
@@ -169,7 +179,10 @@ fn rx_stream_passes_through() {
             (RX_OP_PACKET, v, r.ack.is_some(), r.ack.map_or(0, |a| a.cum))
         })
         .collect();
-    let got: Vec<_> = got[16..].iter().map(|&(op, v, ack, cum)| (op, v, ack, if ack { cum } else { 0 })).collect();
+    let got: Vec<_> = got[16..]
+        .iter()
+        .map(|&(op, v, ack, cum)| (op, v, ack, if ack { cum } else { 0 }))
+        .collect();
     assert_eq!(got, want);
     assert_eq!(csr_read(&mut u, csr::RX_OPS), ops.len() as u32);
 }

@@ -47,7 +47,19 @@ fn model_run(ops: &[Op]) -> Vec<Rec> {
                 }
             };
             let dl = m.deadline(path);
-            (code, ok, psn, freed, lost, forged, bo, dl.is_some(), dl.unwrap_or(0), m.outstanding(path) == 0, m.has_room(path))
+            (
+                code,
+                ok,
+                psn,
+                freed,
+                lost,
+                forged,
+                bo,
+                dl.is_some(),
+                dl.unwrap_or(0),
+                m.outstanding(path) == 0,
+                m.has_room(path),
+            )
         })
         .collect()
 }
@@ -55,7 +67,10 @@ fn model_run(ops: &[Op]) -> Vec<Rec> {
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self) -> u32 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 33) as u32
     }
     fn below(&mut self, n: u32) -> u32 {
@@ -110,11 +125,22 @@ fn hw_run(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> (Vec<Rec>, usize
             let o = u.out.val();
             let code = o.op.to_u64();
             let is_word = code == TX_OP_ACK_WORD || code == TX_OP_EXPIRE;
-            let psn = if code == TX_OP_SEND || is_word { o.psn.to_u32() } else { 0 };
-            let (freed, lost, forged) =
-                if is_word { (o.freed.to_u32(), o.lost.to_u32(), o.forged) } else { (0, 0, false) };
+            let psn = if code == TX_OP_SEND || is_word {
+                o.psn.to_u32()
+            } else {
+                0
+            };
+            let (freed, lost, forged) = if is_word {
+                (o.freed.to_u32(), o.lost.to_u32(), o.forged)
+            } else {
+                (0, 0, false)
+            };
             let ok = (code == TX_OP_SEND || code == TX_OP_TIMER) && o.ok;
-            let bo = if code == TX_OP_TIMER && o.ok { o.backoff.to_u64() as u8 } else { 0 };
+            let bo = if code == TX_OP_TIMER && o.ok {
+                o.backoff.to_u64() as u8
+            } else {
+                0
+            };
             let dl = if o.armed { o.deadline.to_u32() } else { 0 };
             out.push((code, ok, psn, freed, lost, forged, bo, o.armed, dl, o.empty, o.room));
         }
@@ -204,7 +230,11 @@ fn random_stream(seed: u64, n: usize, paths: u32) -> Vec<Op> {
     let mut next = [0u32; 16];
     let mut una = [0u32; 16];
     for p in 0..16u8 {
-        let isn = if rng.below(2) == 0 { rng.next() } else { u32::MAX - rng.below(100) };
+        let isn = if rng.below(2) == 0 {
+            rng.next()
+        } else {
+            u32::MAX - rng.below(100)
+        };
         ops.push(Op::Reset(p, isn));
         next[p as usize] = isn;
         una[p as usize] = isn;
@@ -222,7 +252,11 @@ fn random_stream(seed: u64, n: usize, paths: u32) -> Vec<Op> {
         } else if r < 88 {
             // a SACK word near the window, mostly aligned with una
             let k = rng.below(9);
-            let wp = if rng.below(15) == 0 { rng.next() } else { una[pi].wrapping_add(32 * k) };
+            let wp = if rng.below(15) == 0 {
+                rng.next()
+            } else {
+                una[pi].wrapping_add(32 * k)
+            };
             let mask = match rng.below(4) {
                 0 => u32::MAX,
                 1 => rng.next(),
@@ -252,8 +286,71 @@ fn random_stream(seed: u64, n: usize, paths: u32) -> Vec<Op> {
 
 #[test]
 fn random_streams_match_model() {
-    for (seed, paths, pv, pr) in [(21u64, 1u32, 100u32, 100u32), (22, 2, 100, 100), (23, 3, 80, 60), (24, 16, 100, 100)] {
-        let ops = random_stream(seed, 2000, paths);
+    for (seed, paths, pv, pr) in [
+        (21u64, 1u32, 100u32, 100u32),
+        (22, 2, 100, 100),
+        (23, 3, 80, 60),
+        (24, 16, 100, 100),
+    ] {
+        let ops = random_stream(seed, 6000, paths);
         check(&ops, seed, pv, pr);
     }
+}
+
+/// SEND, ACK_WORD and EXPIRE on one path, back to back in any order: one per clock.
+#[test]
+fn same_path_mix_is_ii1() {
+    let mut rng = Lcg(77);
+    let mut ops = vec![];
+    let mut m = TxScoreboard::new(0);
+    for _ in 0..2000 {
+        let r = rng.below(10);
+        let op = if r < 6 {
+            Op::Send(4, rng.below(100), 500)
+        } else if r < 9 {
+            let wp = m.path(4).una.wrapping_add(32 * rng.below(3));
+            Op::Ack(4, wp, rng.next() | 1, wp + rng.below(33), rng.below(100), 500)
+        } else {
+            Op::Expire(4)
+        };
+        match op {
+            Op::Send(p, n, t) => drop(m.send(p, n, t)),
+            Op::Ack(p, a, b, c, d, e) => drop(m.ack_word(p, a, b, c, d, e)),
+            _ => drop(m.expire_head(4)),
+        }
+        ops.push(op);
+    }
+    let clocks = check(&ops, 8, 100, 100);
+    assert!(
+        clocks <= ops.len() + TX_LATENCY + 2,
+        "II=1: {clocks} clocks for {} ops",
+        ops.len()
+    );
+    let want = model_run(&ops);
+    let freed = want.iter().filter(|r| r.3 != 0).count();
+    let lost = want.iter().filter(|r| r.4 != 0).count();
+    assert!(freed > 50 && lost > 50, "{freed} {lost}");
+}
+
+/// The documented latency: accepted at one clock edge, visible TX_LATENCY edges later.
+#[test]
+fn fixed_latency() {
+    let mut u = TxScoreboardHw::default();
+    u.connect_all();
+    simulate(&mut u, 200);
+    u.out_ready.next = true;
+    u.in_valid.next = true;
+    u.in_op.next = TX_OP_SEND.into();
+    assert!(simulate(&mut u, 200));
+    assert!(u.in_ready.val());
+    tick(&mut u);
+    u.in_valid.next = false;
+    let mut edges = 1;
+    assert!(simulate(&mut u, 200));
+    while !u.out_valid.val() {
+        tick(&mut u);
+        edges += 1;
+        assert!(edges < 50);
+    }
+    assert_eq!(edges, TX_LATENCY);
 }

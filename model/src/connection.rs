@@ -1288,7 +1288,9 @@ impl Connection {
             }
         };
         match self.state {
-            ConnState::Connecting { retry_at, .. } | ConnState::Closing { retry_at, .. } => take(Some(retry_at)),
+            // Only the CM retry runs while connecting or closing: data timers are not
+            // serviced then, so they must not keep the connection's deadline in the past.
+            ConnState::Connecting { retry_at, .. } | ConnState::Closing { retry_at, .. } => return Some(retry_at),
             ConnState::Established => {}
         }
         for p in 0..self.paths as usize {

@@ -14,13 +14,49 @@ use crate::{check, check_eq, fail};
 /// The cases of this area.
 pub fn cases() -> Vec<Case> {
     vec![
-        case("C-8.5-01", "§8.5", "Additive increase: after a full window is ACKed without CE, the window is 9 packets", &[], grow),
-        case("C-8.5-02", "§8.5", "ECN response: an ACK with EcnCount > 0 cuts the window (8 packets in flight, not 9)", &[], ecn_cut),
-        case("C-6.3-01", "§6.3", "ECN re-route: a path marked far above its siblings moves to a new entropy once drained", &[], ecn_reroute),
-        case("C-8.5-03", "§8.5", "Rate hint: capacity divided by the connections that sent data within hint_window_ns", &[Need::ExactTime], hint_share),
-        case("C-8.5-04", "§8.5", "Rate hint is 0 when the NIC has no inbound capacity configured", &[], hint_zero)
-            .with_setup(no_capacity),
-        case("C-8.5-05", "§8.5", "A received rate hint bounds the sender's packets in flight (R x 2 x min RTT / frame + 2)", &[], hint_applied),
+        case(
+            "C-8.5-01",
+            "§8.5",
+            "Additive increase: after a full window is ACKed without CE, the window is 9 packets",
+            &[],
+            grow,
+        ),
+        case(
+            "C-8.5-02",
+            "§8.5",
+            "ECN response: an ACK with EcnCount > 0 cuts the window (8 packets in flight, not 9)",
+            &[],
+            ecn_cut,
+        ),
+        case(
+            "C-6.3-01",
+            "§6.3",
+            "ECN re-route: a path marked far above its siblings moves to a new entropy once drained",
+            &[],
+            ecn_reroute,
+        ),
+        case(
+            "C-8.5-03",
+            "§8.5",
+            "Rate hint: capacity divided by the connections that sent data within hint_window_ns",
+            &[Need::ExactTime],
+            hint_share,
+        ),
+        case(
+            "C-8.5-04",
+            "§8.5",
+            "Rate hint is 0 when the NIC has no inbound capacity configured",
+            &[],
+            hint_zero,
+        )
+        .with_setup(no_capacity),
+        case(
+            "C-8.5-05",
+            "§8.5",
+            "A received rate hint bounds the sender's packets in flight (R x 2 x min RTT / frame + 2)",
+            &[],
+            hint_applied,
+        ),
     ]
 }
 
@@ -121,8 +157,15 @@ fn ecn_reroute(t: &mut Tester<'_>) -> R {
                     None => sport0 = Some(f.addrs.src_port),
                     Some(s) if s != f.addrs.src_port => {
                         let c = t.counters();
-                        check!(c["ecn_reroutes"] > before["ecn_reroutes"], "entropy changed without an ECN re-route");
-                        check_eq!("entropy_rerolls (RTO re-rolls only)", c["entropy_rerolls"] - before["entropy_rerolls"], 0);
+                        check!(
+                            c["ecn_reroutes"] > before["ecn_reroutes"],
+                            "entropy changed without an ECN re-route"
+                        );
+                        check_eq!(
+                            "entropy_rerolls (RTO re-rolls only)",
+                            c["entropy_rerolls"] - before["entropy_rerolls"],
+                            0
+                        );
                         check!(f.addrs.src_port >= 0xC000, "new entropy {:#x}", f.addrs.src_port);
                         check!(c["ecn_echoes"] > before["ecn_echoes"], "ECN echoes counted");
                         return Ok(());
@@ -135,7 +178,10 @@ fn ecn_reroute(t: &mut Tester<'_>) -> R {
             ack_all(t, &p, all, u16::from(path == 0), 0)?;
         }
     }
-    fail!("path 0 kept its entropy under persistent ECN marks (ecn_reroutes {})", t.counter("ecn_reroutes"))
+    fail!(
+        "path 0 kept its entropy under persistent ECN marks (ecn_reroutes {})",
+        t.counter("ecn_reroutes")
+    )
 }
 
 /// Open a second connection from the tester (another SrcConn and nonce).

@@ -15,36 +15,216 @@ const RAW: &[Need] = &[Need::RawEnvelope];
 /// The catalogue of this area.
 pub fn cases() -> Vec<Case> {
     vec![
-        case("C-3.2-01", "§3.2", "EtherType other than 0x0800 (VLAN tag) is dropped: NotIpv4, malformed", RAW, ethertype),
-        case("C-3.3-01", "§3.3", "IPv4 header with options (IHL 6) is dropped: BadIpv4, malformed", RAW, ip_options),
-        case("C-3.3-02", "§3.3", "IPv4 fragment (MF set) is dropped: BadIpv4, malformed", RAW, ip_fragment),
-        case("C-3.3-03", "§3.3", "Wrong IPv4 header checksum is dropped: BadIpChecksum, malformed", RAW, ip_checksum),
-        case("C-3.3-04", "§3.3", "IPv4 protocol other than UDP is dropped: BadIpv4, malformed", RAW, ip_protocol),
-        case("C-3.3-05", "§3.3", "IPv4 total length below 28 is dropped: BadIpv4, malformed", RAW, ip_total_small),
-        case("C-3.8-01", "§3.8", "Frame shorter than 14 + IPv4 total length is dropped: Truncated", RAW, ip_total_large),
-        case("C-3.2-02", "§3.2", "Ethernet padding after the IPv4 datagram is ignored", RAW, eth_padding),
-        case("C-3.4-01", "§3.4", "UDP destination port other than 4791 is dropped: NotRoce, malformed", RAW, udp_port),
-        case("C-3.4-02", "§3.4", "UDP length inconsistent with IPv4 is dropped: BadUdpLength, malformed", RAW, udp_length),
-        case("C-3.7-01", "§3.7", "ICRC mismatch is dropped and counted in bad_icrc", &[], bad_icrc),
-        case("C-3.7-02", "§3.7", "DSCP, ECN, TTL, IPv4 checksum, UDP checksum and BTH byte 4 are outside the ICRC", RAW, icrc_masks),
-        case("C-3.5-01", "§3.5", "BTH TVer other than 0 is dropped: BadTver, malformed", &[], bad_tver),
-        case("C-3.6-01", "§3.6", "PadCnt larger than the body is dropped: BadField, malformed", &[], pad_exceeds),
-        case("C-3.8-02", "§3.8", "UDP payload shorter than BTH + ICRC is dropped: Truncated", &[], short_payload),
-        case("C-3.8-03", "§3.8", "Checks run in order: bad ICRC and bad TVer count only bad_icrc", &[], order_icrc_first),
-        case("C-3.8-04", "§3.8", "WRITE body shorter than MRH + SDH + RPH is dropped: Truncated", &[], write_truncated),
-        case("C-5.1-01", "§5.1", "Undefined opcode 0xC5 is dropped and counted in unknown_opcode", &[], opcode_c5),
-        case("C-5.1-02", "§5.1", "IBTA RC opcode (SEND Only 0x04) is dropped as unknown_opcode", &[], opcode_rc),
-        case("C-4.1-01", "§4.1", "MRH version 2 is dropped: BadVersion, malformed", &[], mrh_version),
-        case("C-4.1-02", "§4.1", "Non-zero MRH byte 3 is dropped: BadField, malformed", &[], mrh_reserved),
-        case("C-4.2-01", "§4.2", "Non-zero SDH bytes 2-3 are dropped: BadField, malformed", &[], sdh_reserved),
-        case("C-4.2-02", "§4.2", "Offset + payload beyond MsgLen is dropped: BadField, malformed", &[], sdh_overrun),
-        case("C-4.2-03", "§4.2", "Empty payload with MsgLen > 0 is dropped: BadField, malformed", &[], sdh_empty),
-        case("C-5.6-01", "§5.6", "PROBE carrying a payload is dropped: BadField, malformed", &[], probe_payload),
-        case("C-4.4-01", "§4.4", "ACK body shorter than the AKH is dropped: Truncated", &[], ack_short),
-        case("C-4.4-02", "§4.4", "ACK body longer than the AKH is dropped: BadField, malformed", &[], ack_long),
-        case("C-4.4-03", "§4.4", "Non-zero AKH bytes 6-7 are dropped: BadField, malformed", &[], akh_reserved),
-        case("C-4.5-01", "§4.5", "Non-zero NKH byte 1 is dropped: BadField, malformed", &[], nkh_reserved),
-        case("C-4.6-01", "§4.6", "Non-zero CMH byte 0 is dropped: BadField, malformed", &[], cmh_reserved),
+        case(
+            "C-3.2-01",
+            "§3.2",
+            "EtherType other than 0x0800 (VLAN tag) is dropped: NotIpv4, malformed",
+            RAW,
+            ethertype,
+        ),
+        case(
+            "C-3.3-01",
+            "§3.3",
+            "IPv4 header with options (IHL 6) is dropped: BadIpv4, malformed",
+            RAW,
+            ip_options,
+        ),
+        case(
+            "C-3.3-02",
+            "§3.3",
+            "IPv4 fragment (MF set) is dropped: BadIpv4, malformed",
+            RAW,
+            ip_fragment,
+        ),
+        case(
+            "C-3.3-03",
+            "§3.3",
+            "Wrong IPv4 header checksum is dropped: BadIpChecksum, malformed",
+            RAW,
+            ip_checksum,
+        ),
+        case(
+            "C-3.3-04",
+            "§3.3",
+            "IPv4 protocol other than UDP is dropped: BadIpv4, malformed",
+            RAW,
+            ip_protocol,
+        ),
+        case(
+            "C-3.3-05",
+            "§3.3",
+            "IPv4 total length below 28 is dropped: BadIpv4, malformed",
+            RAW,
+            ip_total_small,
+        ),
+        case(
+            "C-3.8-01",
+            "§3.8",
+            "Frame shorter than 14 + IPv4 total length is dropped: Truncated",
+            RAW,
+            ip_total_large,
+        ),
+        case(
+            "C-3.2-02",
+            "§3.2",
+            "Ethernet padding after the IPv4 datagram is ignored",
+            RAW,
+            eth_padding,
+        ),
+        case(
+            "C-3.4-01",
+            "§3.4",
+            "UDP destination port other than 4791 is dropped: NotRoce, malformed",
+            RAW,
+            udp_port,
+        ),
+        case(
+            "C-3.4-02",
+            "§3.4",
+            "UDP length inconsistent with IPv4 is dropped: BadUdpLength, malformed",
+            RAW,
+            udp_length,
+        ),
+        case(
+            "C-3.7-01",
+            "§3.7",
+            "ICRC mismatch is dropped and counted in bad_icrc",
+            &[],
+            bad_icrc,
+        ),
+        case(
+            "C-3.7-02",
+            "§3.7",
+            "DSCP, ECN, TTL, IPv4 checksum, UDP checksum and BTH byte 4 are outside the ICRC",
+            RAW,
+            icrc_masks,
+        ),
+        case(
+            "C-3.5-01",
+            "§3.5",
+            "BTH TVer other than 0 is dropped: BadTver, malformed",
+            &[],
+            bad_tver,
+        ),
+        case(
+            "C-3.6-01",
+            "§3.6",
+            "PadCnt larger than the body is dropped: BadField, malformed",
+            &[],
+            pad_exceeds,
+        ),
+        case(
+            "C-3.8-02",
+            "§3.8",
+            "UDP payload shorter than BTH + ICRC is dropped: Truncated",
+            &[],
+            short_payload,
+        ),
+        case(
+            "C-3.8-03",
+            "§3.8",
+            "Checks run in order: bad ICRC and bad TVer count only bad_icrc",
+            &[],
+            order_icrc_first,
+        ),
+        case(
+            "C-3.8-04",
+            "§3.8",
+            "WRITE body shorter than MRH + SDH + RPH is dropped: Truncated",
+            &[],
+            write_truncated,
+        ),
+        case(
+            "C-5.1-01",
+            "§5.1",
+            "Undefined opcode 0xC5 is dropped and counted in unknown_opcode",
+            &[],
+            opcode_c5,
+        ),
+        case(
+            "C-5.1-02",
+            "§5.1",
+            "IBTA RC opcode (SEND Only 0x04) is dropped as unknown_opcode",
+            &[],
+            opcode_rc,
+        ),
+        case(
+            "C-4.1-01",
+            "§4.1",
+            "MRH version 2 is dropped: BadVersion, malformed",
+            &[],
+            mrh_version,
+        ),
+        case(
+            "C-4.1-02",
+            "§4.1",
+            "Non-zero MRH byte 3 is dropped: BadField, malformed",
+            &[],
+            mrh_reserved,
+        ),
+        case(
+            "C-4.2-01",
+            "§4.2",
+            "Non-zero SDH bytes 2-3 are dropped: BadField, malformed",
+            &[],
+            sdh_reserved,
+        ),
+        case(
+            "C-4.2-02",
+            "§4.2",
+            "Offset + payload beyond MsgLen is dropped: BadField, malformed",
+            &[],
+            sdh_overrun,
+        ),
+        case(
+            "C-4.2-03",
+            "§4.2",
+            "Empty payload with MsgLen > 0 is dropped: BadField, malformed",
+            &[],
+            sdh_empty,
+        ),
+        case(
+            "C-5.6-01",
+            "§5.6",
+            "PROBE carrying a payload is dropped: BadField, malformed",
+            &[],
+            probe_payload,
+        ),
+        case(
+            "C-4.4-01",
+            "§4.4",
+            "ACK body shorter than the AKH is dropped: Truncated",
+            &[],
+            ack_short,
+        ),
+        case(
+            "C-4.4-02",
+            "§4.4",
+            "ACK body longer than the AKH is dropped: BadField, malformed",
+            &[],
+            ack_long,
+        ),
+        case(
+            "C-4.4-03",
+            "§4.4",
+            "Non-zero AKH bytes 6-7 are dropped: BadField, malformed",
+            &[],
+            akh_reserved,
+        ),
+        case(
+            "C-4.5-01",
+            "§4.5",
+            "Non-zero NKH byte 1 is dropped: BadField, malformed",
+            &[],
+            nkh_reserved,
+        ),
+        case(
+            "C-4.6-01",
+            "§4.6",
+            "Non-zero CMH byte 0 is dropped: BadField, malformed",
+            &[],
+            cmh_reserved,
+        ),
     ]
 }
 
@@ -65,7 +245,13 @@ fn dropped(t: &mut Tester<'_>, p: &mut Peer, plane: u8, f: &[u8], counter: &str)
     let before = t.counters();
     t.send(plane, f)?;
     t.expect_silence("the frame must be dropped")?;
-    let mut d = vec![("rx_frames", 1), ("bad_frames", 1), ("rx_data", 0), ("rx_acks", 0), ("bytes_placed", 0)];
+    let mut d = vec![
+        ("rx_frames", 1),
+        ("bad_frames", 1),
+        ("rx_data", 0),
+        ("rx_acks", 0),
+        ("bytes_placed", 0),
+    ];
     d.push((counter, 1));
     t.expect_counters(&before, &d)?;
     check_eq!("completions after a dropped frame", t.completions()?.len(), 0);
@@ -185,7 +371,15 @@ fn icrc_masks(t: &mut Tester<'_>) -> R {
     t.send(plane, &f)?;
     let (_, a) = t.expect_ack("ACK of the re-marked WRITE")?;
     check_eq!("SACK word 0", a.sack[0], 1);
-    t.expect_counters(&before, &[("rx_frames", 1), ("rx_data", 1), ("bytes_placed", 6), ("ce_received", 0)])?;
+    t.expect_counters(
+        &before,
+        &[
+            ("rx_frames", 1),
+            ("rx_data", 1),
+            ("bytes_placed", 6),
+            ("ce_received", 0),
+        ],
+    )?;
     Ok(())
 }
 
@@ -206,11 +400,7 @@ fn raw_frame(t: &Tester<'_>, p: &Peer, opcode: u8, pad: u8, body: &[u8]) -> Vec<
     u.extend_from_slice(&[0, 0, 0, 0]);
     u.extend_from_slice(body);
     u.extend_from_slice(&[0; 4]);
-    let base = Tester::encode(
-        &t.addrs(0, 0xC000, 48),
-        &bth,
-        &MrPacket::Nak(Nkh::default()),
-    );
+    let base = Tester::encode(&t.addrs(0, 0xC000, 48), &bth, &MrPacket::Nak(Nkh::default()));
     with_udp_payload(&base, &u, true)
 }
 
@@ -283,14 +473,20 @@ fn sdh_reserved(t: &mut Tester<'_>) -> R {
 
 fn sdh_overrun(t: &mut Tester<'_>) -> R {
     let (mut p, k) = setup(t)?;
-    let d = Data { msg_len: Some(5), ..Data::write(0, 0, 0, k.va, k.rkey, b"mroce!") };
+    let d = Data {
+        msg_len: Some(5),
+        ..Data::write(0, 0, 0, k.va, k.rkey, b"mroce!")
+    };
     let (plane, f) = t.data_frame(&mut p, &d);
     dropped(t, &mut p, plane, &f, "malformed")
 }
 
 fn sdh_empty(t: &mut Tester<'_>) -> R {
     let (mut p, k) = setup(t)?;
-    let d = Data { msg_len: Some(16), ..Data::write(0, 0, 0, k.va, k.rkey, b"") };
+    let d = Data {
+        msg_len: Some(16),
+        ..Data::write(0, 0, 0, k.va, k.rkey, b"")
+    };
     let (plane, f) = t.data_frame(&mut p, &d);
     dropped(t, &mut p, plane, &f, "malformed")
 }
@@ -327,7 +523,12 @@ fn ack_long(t: &mut Tester<'_>) -> R {
 
 fn akh_reserved(t: &mut Tester<'_>) -> R {
     let (mut p, _) = setup(t)?;
-    let akh = Akh { path: 0, base: p.rx_base[0], cum: p.rx_base[0], ..Default::default() };
+    let akh = Akh {
+        path: 0,
+        base: p.rx_base[0],
+        cum: p.rx_base[0],
+        ..Default::default()
+    };
     let mut f = t.ack_raw(&p, &akh, 0, 0xC000);
     f[61] = 0x02;
     fix_icrc(&mut f);
@@ -336,8 +537,17 @@ fn akh_reserved(t: &mut Tester<'_>) -> R {
 
 fn nkh_reserved(t: &mut Tester<'_>) -> R {
     let (mut p, _) = setup(t)?;
-    let nkh = Nkh { syndrome: 1, stream: 0, msg_seq: 0, offset: 0 };
-    let mut f = Tester::encode(&t.addrs(0, 0xC000, 48), &Bth::new(0, p.iut_conn, 0), &MrPacket::Nak(nkh));
+    let nkh = Nkh {
+        syndrome: 1,
+        stream: 0,
+        msg_seq: 0,
+        offset: 0,
+    };
+    let mut f = Tester::encode(
+        &t.addrs(0, 0xC000, 48),
+        &Bth::new(0, p.iut_conn, 0),
+        &MrPacket::Nak(nkh),
+    );
     f[55] = 0x01;
     fix_icrc(&mut f);
     dropped(t, &mut p, 0, &f, "malformed")

@@ -18,8 +18,20 @@ const SPEC: &str = include_str!("../../../SPEC.md");
 /// The cases of this area.
 pub fn cases() -> Vec<Case> {
     vec![
-        case("C-5.11-01", "§5.11.3", "Golden CONNECT is accepted: CONNECT_ACK with the negotiated values, Accepted", &[], connect),
-        case("C-5.11-02", "§5.11.1", "Golden WRITE is placed at its VA on arrival and acknowledged at once", &[], write),
+        case(
+            "C-5.11-01",
+            "§5.11.3",
+            "Golden CONNECT is accepted: CONNECT_ACK with the negotiated values, Accepted",
+            &[],
+            connect,
+        ),
+        case(
+            "C-5.11-02",
+            "§5.11.1",
+            "Golden WRITE is placed at its VA on arrival and acknowledged at once",
+            &[],
+            write,
+        ),
         case(
             "C-5.11-03",
             "§5.11.2",
@@ -27,7 +39,13 @@ pub fn cases() -> Vec<Case> {
             &[Need::ExactTime, Need::EcnMarking],
             ack,
         ),
-        case("C-5.11-04", "§5.11.4", "Golden SEND (RSN 3) lands in the fourth receive of its stream", &[], send),
+        case(
+            "C-5.11-04",
+            "§5.11.4",
+            "Golden SEND (RSN 3) lands in the fourth receive of its stream",
+            &[],
+            send,
+        ),
     ]
 }
 
@@ -40,7 +58,12 @@ pub fn spec_frame(name: &str) -> Vec<u8> {
     let close = open + rest[open..].find("```").expect("closed hex block");
     rest[open..close]
         .lines()
-        .flat_map(|l| l.split_whitespace().skip(1).map(|t| u8::from_str_radix(t, 16).expect("hex")).collect::<Vec<_>>())
+        .flat_map(|l| {
+            l.split_whitespace()
+                .skip(1)
+                .map(|t| u8::from_str_radix(t, 16).expect("hex"))
+                .collect::<Vec<_>>()
+        })
         .collect()
 }
 
@@ -61,9 +84,17 @@ fn golden_cmh() -> Cmh {
 
 fn connect(t: &mut Tester<'_>) -> R {
     let g = spec_frame("connect");
-    let f = if scenario(t) { g.clone() } else { t.cm_frame(opcode::MR_CONNECT, 0, &golden_cmh(), 0) };
+    let f = if scenario(t) {
+        g.clone()
+    } else {
+        t.cm_frame(opcode::MR_CONNECT, 0, &golden_cmh(), 0)
+    };
     if scenario(t) {
-        check_eq!("tester CONNECT = SPEC.md §5.11.3 bytes", t.cm_frame(opcode::MR_CONNECT, 0, &golden_cmh(), 0), g);
+        check_eq!(
+            "tester CONNECT = SPEC.md §5.11.3 bytes",
+            t.cm_frame(opcode::MR_CONNECT, 0, &golden_cmh(), 0),
+            g
+        );
     }
     t.send(0, &f)?;
     let (pkt, c) = t.expect_cm(opcode::MR_CONNECT_ACK, "CONNECT_ACK to the golden CONNECT")?;
@@ -71,7 +102,11 @@ fn connect(t: &mut Tester<'_>) -> R {
     check_eq!("CONNECT_ACK DestQP", H(pkt.bth.dest_qp), H(TESTER_CONN));
     check_eq!("CONNECT_ACK source address", pkt.addrs.src_ip, t.env.iut.ips[0]);
     check_eq!("CONNECT_ACK destination address", pkt.addrs.dst_ip, t.env.tester.ips[0]);
-    check!(c.src_conn != 0 && c.src_conn <= 0xFF_FFFE, "CONNECT_ACK SrcConn {:#x} out of 1..=0xFFFFFE", c.src_conn);
+    check!(
+        c.src_conn != 0 && c.src_conn <= 0xFF_FFFE,
+        "CONNECT_ACK SrcConn {:#x} out of 1..=0xFFFFFE",
+        c.src_conn
+    );
     check_eq!("CONNECT_ACK ISN (fixed ISN of the IUT)", H(c.isn), H(IUT_ISN));
     check_eq!("CONNECT_ACK Paths", c.paths, 16);
     check_eq!("CONNECT_ACK Planes", c.planes, 2);
@@ -80,7 +115,8 @@ fn connect(t: &mut Tester<'_>) -> R {
     check_eq!("CONNECT_ACK Nonce", c.nonce, TESTER_NONCE);
     let ev = t.new_events()?;
     check!(
-        ev.iter().any(|e| matches!(e, mroce_model::transport::Event::Accepted(_))),
+        ev.iter()
+            .any(|e| matches!(e, mroce_model::transport::Event::Accepted(_))),
         "no Accepted event (events {ev:?})"
     );
     Ok(())
@@ -96,7 +132,12 @@ fn golden_data(t: &Tester<'_>, p: &Peer, name: &str, rph: Option<Rph>) -> R<(u8,
     let mut bth: Bth = f.bth;
     bth.dest_qp = p.iut_conn;
     let pkt = match (pkt, rph) {
-        (MrPacket::Write { mrh, sdh, payload, .. }, Some(r)) => MrPacket::Write { mrh, sdh, rph: r, payload },
+        (MrPacket::Write { mrh, sdh, payload, .. }, Some(r)) => MrPacket::Write {
+            mrh,
+            sdh,
+            rph: r,
+            payload,
+        },
         (other, _) => other,
     };
     let mrh = match pkt {
@@ -110,7 +151,15 @@ fn golden_data(t: &Tester<'_>, p: &Peer, name: &str, rph: Option<Rph>) -> R<(u8,
 fn write(t: &mut Tester<'_>) -> R {
     let mut p = t.open_with(&golden_cmh())?;
     let k = t.region(0x1000, true, |_| 0)?;
-    let (plane, f) = golden_data(t, &p, "write", Some(Rph { va: k.va + 0x40, rkey: k.rkey }))?;
+    let (plane, f) = golden_data(
+        t,
+        &p,
+        "write",
+        Some(Rph {
+            va: k.va + 0x40,
+            rkey: k.rkey,
+        }),
+    )?;
     check_eq!("golden WRITE arrives on plane", plane, 1);
     let before = t.counters();
     t.send(plane, &f)?;
@@ -134,10 +183,15 @@ fn write(t: &mut Tester<'_>) -> R {
     check_eq!("completions (message 5 waits for 0-4)", t.completions()?.len(), 0);
     // Messages 0-4 arrive: the stream completes 0..5 in order.
     for m in 0..5 {
-        let d = Data { ack_req: false, ..Data::write(4, 7, m, k.va + u64::from(m), k.rkey, &[m as u8]) };
+        let d = Data {
+            ack_req: false,
+            ..Data::write(4, 7, m, k.va + u64::from(m), k.rkey, &[m as u8])
+        };
         t.data(&mut p, &d)?;
     }
-    let want: Vec<_> = (0..6).map(|m| (WorkKind::WriteReceived, 7, m, Status::Ok, if m == 5 { 6 } else { 1 })).collect();
+    let want: Vec<_> = (0..6)
+        .map(|m| (WorkKind::WriteReceived, 7, m, Status::Ok, if m == 5 { 6 } else { 1 }))
+        .collect();
     t.expect_completions(&want)?;
     Ok(())
 }
@@ -158,18 +212,34 @@ fn ack(t: &mut Tester<'_>) -> R {
     }
     // Base + 11 .. Base + 13: messages 0-2 of stream 7, no AckReq: no ACK yet.
     for m in 0..3u32 {
-        let d = Data { ack_req: false, ts: 120_000 + m, ..Data::write(3, 7, m, k.va + 0x100 + u64::from(m), k.rkey, &[m as u8]) };
+        let d = Data {
+            ack_req: false,
+            ts: 120_000 + m,
+            ..Data::write(3, 7, m, k.va + 0x100 + u64::from(m), k.rkey, &[m as u8])
+        };
         t.data(&mut p, &d)?;
     }
     t.expect_silence("three packets without AckReq, below ACK_COALESCE")?;
     // Base + 15: the golden WRITE, CE-marked on the way (Base + 14 is missing).
-    let (plane, mut f) = golden_data(t, &p, "write", Some(Rph { va: k.va + 0x40, rkey: k.rkey }))?;
+    let (plane, mut f) = golden_data(
+        t,
+        &p,
+        "write",
+        Some(Rph {
+            va: k.va + 0x40,
+            rkey: k.rkey,
+        }),
+    )?;
     wire::set_ecn(&mut f, wire::ecn::CE).expect("IPv4 frame");
     t.send(plane, &f)?;
     let (pkt, a) = t.expect_ack("immediate ACK (gap, CE)")?;
     let golden = spec_frame("ack");
     if scenario(t) {
-        check_eq!("ACK bytes = SPEC.md §5.11.2", crate::harness::hex(&pkt.bytes), crate::harness::hex(&golden));
+        check_eq!(
+            "ACK bytes = SPEC.md §5.11.2",
+            crate::harness::hex(&pkt.bytes),
+            crate::harness::hex(&golden)
+        );
     }
     let want = match wire::decode_mroce_frame(&golden) {
         Ok((_, MrPacket::Ack(a))) => a,
@@ -195,7 +265,11 @@ fn send(t: &mut Tester<'_>) -> R {
     let before = t.counters();
     t.send(plane, &f)?;
     check_eq!("fourth receive buffer", t.read(rx, 48, 5)?, b"hello".to_vec());
-    check_eq!("first three receive buffers untouched", t.read(rx, 0, 48)?, vec![0u8; 48]);
+    check_eq!(
+        "first three receive buffers untouched",
+        t.read(rx, 0, 48)?,
+        vec![0u8; 48]
+    );
     let (a_pkt, a) = t.expect_ack("immediate ACK (AckReq)")?;
     check_eq!("ACK port", a_pkt.plane, 0);
     check_eq!("ACK UDP source port", a_pkt.addrs.src_port, 0xC124);

@@ -46,7 +46,14 @@ pub(crate) const fn case(
     needs: &'static [Need],
     run: fn(&mut Tester<'_>) -> R,
 ) -> Case {
-    Case { id, section, title, needs, setup: crate::harness::default_setup, run }
+    Case {
+        id,
+        section,
+        title,
+        needs,
+        setup: crate::harness::default_setup,
+        run,
+    }
 }
 
 impl Case {
@@ -57,7 +64,7 @@ impl Case {
     }
 }
 
-/// Every case, in catalogue order.
+/// Every case, in catalogue order (by section).
 pub fn all() -> Vec<Case> {
     let mut v = Vec::new();
     v.extend(decode::cases());
@@ -68,7 +75,18 @@ pub fn all() -> Vec<Case> {
     v.extend(cc::cases());
     v.extend(placement::cases());
     v.extend(cm::cases());
+    // Catalogue order: by section, then number.
+    v.sort_by_key(|c| key(c.id));
     v
+}
+
+/// Sort key of an id "C-5.11-03": ([5, 11], 3).
+fn key(id: &str) -> (Vec<u32>, u32) {
+    let (sec, n) = id[2..].rsplit_once('-').unwrap_or(("", "0"));
+    (
+        sec.split('.').filter_map(|x| x.parse().ok()).collect(),
+        n.parse().unwrap_or(0),
+    )
 }
 
 /// Frame surgery for malformed input: recompute the IPv4 header checksum.

@@ -13,29 +13,167 @@ use crate::{check, check_eq};
 /// The cases of this area.
 pub fn cases() -> Vec<Case> {
     vec![
-        case("C-8.6-01", "§8.6", "Out-of-order messages are placed on arrival; completions follow message order", &[], out_of_order),
-        case("C-8.2-03", "§8.2", "Streams are independent: a stream completes while another waits", &[], streams_independent),
-        case("C-8.6-02", "§8.6", "Chunks of one message placed in any order; one completion when all arrived", &[], chunks_any_order),
-        case("C-9.2-02", "§9.2", "WRITE with an unknown R_Key: NAK REMOTE_ACCESS, rkey_violations, not recorded", &[], rkey_unknown),
-        case("C-9.2-03", "§9.2", "WRITE to a region without remote write: NAK REMOTE_ACCESS, rkey_violations", &[], rkey_no_access),
-        case("C-9.2-04", "§9.2", "WRITE outside its region: NAK REMOTE_ACCESS, bounds_violations", &[], bounds),
-        case("C-9.2-05", "§9.2", "Stream >= 1024: NAK REMOTE_INVALID, invalid_requests", &[], stream_range),
-        case("C-9.2-06", "§9.2", "Malformed chunk (Offset not a multiple of the MTU): NAK REMOTE_INVALID, invalid_requests", &[], bad_offset),
-        case("C-9.2-07", "§9.2", "Short non-final chunk: NAK REMOTE_INVALID, invalid_requests", &[], short_chunk),
-        case("C-9.2-08", "§9.2", "MsgLen differing from earlier packets of the message: NAK REMOTE_INVALID", &[], inconsistent),
-        case("C-9.2-09", "§9.2", "SEND with no receive posted: rnr_drops, not recorded; placed once a receive is posted", &[], rnr),
-        case("C-9.2-10", "§9.2", "SEND longer than the posted receive: NAK REMOTE_INVALID, the receive completes failed", &[], send_too_long),
-        case("C-9.2-11", "§9.2", "SEND whose RSN was already consumed: NAK REMOTE_INVALID, invalid_requests", &[], rsn_consumed),
-        case("C-9.2-12", "§9.2", "SEND into a deregistered receive buffer: NAK REMOTE_INVALID, local_access_errors", &[], recv_deregistered),
-        case("C-8.6-03", "§8.6", "Retransmissions of a failed message are NAKed again from the failed-message memory", &[], nak_again),
-        case("C-9.2-13", "§9.2", "A chunk already placed, under a new PSN: duplicate_chunks, recorded, not placed again", &[], dup_chunk),
-        case("C-9.2-14", "§9.2", "MsgSeq at next + MAX_MSGS_AHEAD: rnr_drops, no NAK", &[], too_far_ahead),
-        case("C-9.2-15", "§9.2", "Data for a path the connection does not have: bad_path, no ACK", &[], bad_path),
-        case("C-8.6-04", "§8.6", "SENDs match receives by RSN across interleaved WRITEs and any arrival order", &[], send_matching),
-        case("C-8.6-05", "§8.6", "Zero-length WRITE: valid key required, completes with 0 bytes", &[], zero_length),
-        case("C-8.6-06", "§8.6", "NAK at the sender: the message completes with its status, later messages go on", &[], nak_at_sender),
-        case("C-9.2-16", "§9.2", "NAK for a message that is not pending: stale_naks", &[], stale_nak),
-        case("C-8.3-06", "§8.3", "An ACK for a chunk of a failed message counts redundant_acks", &[], redundant),
+        case(
+            "C-8.6-01",
+            "§8.6",
+            "Out-of-order messages are placed on arrival; completions follow message order",
+            &[],
+            out_of_order,
+        ),
+        case(
+            "C-8.2-03",
+            "§8.2",
+            "Streams are independent: a stream completes while another waits",
+            &[],
+            streams_independent,
+        ),
+        case(
+            "C-8.6-02",
+            "§8.6",
+            "Chunks of one message placed in any order; one completion when all arrived",
+            &[],
+            chunks_any_order,
+        ),
+        case(
+            "C-9.2-02",
+            "§9.2",
+            "WRITE with an unknown R_Key: NAK REMOTE_ACCESS, rkey_violations, not recorded",
+            &[],
+            rkey_unknown,
+        ),
+        case(
+            "C-9.2-03",
+            "§9.2",
+            "WRITE to a region without remote write: NAK REMOTE_ACCESS, rkey_violations",
+            &[],
+            rkey_no_access,
+        ),
+        case(
+            "C-9.2-04",
+            "§9.2",
+            "WRITE outside its region: NAK REMOTE_ACCESS, bounds_violations",
+            &[],
+            bounds,
+        ),
+        case(
+            "C-9.2-05",
+            "§9.2",
+            "Stream >= 1024: NAK REMOTE_INVALID, invalid_requests",
+            &[],
+            stream_range,
+        ),
+        case(
+            "C-9.2-06",
+            "§9.2",
+            "Malformed chunk (Offset not a multiple of the MTU): NAK REMOTE_INVALID, invalid_requests",
+            &[],
+            bad_offset,
+        ),
+        case(
+            "C-9.2-07",
+            "§9.2",
+            "Short non-final chunk: NAK REMOTE_INVALID, invalid_requests",
+            &[],
+            short_chunk,
+        ),
+        case(
+            "C-9.2-08",
+            "§9.2",
+            "MsgLen differing from earlier packets of the message: NAK REMOTE_INVALID",
+            &[],
+            inconsistent,
+        ),
+        case(
+            "C-9.2-09",
+            "§9.2",
+            "SEND with no receive posted: rnr_drops, not recorded; placed once a receive is posted",
+            &[],
+            rnr,
+        ),
+        case(
+            "C-9.2-10",
+            "§9.2",
+            "SEND longer than the posted receive: NAK REMOTE_INVALID, the receive completes failed",
+            &[],
+            send_too_long,
+        ),
+        case(
+            "C-9.2-11",
+            "§9.2",
+            "SEND whose RSN was already consumed: NAK REMOTE_INVALID, invalid_requests",
+            &[],
+            rsn_consumed,
+        ),
+        case(
+            "C-9.2-12",
+            "§9.2",
+            "SEND into a deregistered receive buffer: NAK REMOTE_INVALID, local_access_errors",
+            &[],
+            recv_deregistered,
+        ),
+        case(
+            "C-8.6-03",
+            "§8.6",
+            "Retransmissions of a failed message are NAKed again from the failed-message memory",
+            &[],
+            nak_again,
+        ),
+        case(
+            "C-9.2-13",
+            "§9.2",
+            "A chunk already placed, under a new PSN: duplicate_chunks, recorded, not placed again",
+            &[],
+            dup_chunk,
+        ),
+        case(
+            "C-9.2-14",
+            "§9.2",
+            "MsgSeq at next + MAX_MSGS_AHEAD: rnr_drops, no NAK",
+            &[],
+            too_far_ahead,
+        ),
+        case(
+            "C-9.2-15",
+            "§9.2",
+            "Data for a path the connection does not have: bad_path, no ACK",
+            &[],
+            bad_path,
+        ),
+        case(
+            "C-8.6-04",
+            "§8.6",
+            "SENDs match receives by RSN across interleaved WRITEs and any arrival order",
+            &[],
+            send_matching,
+        ),
+        case(
+            "C-8.6-05",
+            "§8.6",
+            "Zero-length WRITE: valid key required, completes with 0 bytes",
+            &[],
+            zero_length,
+        ),
+        case(
+            "C-8.6-06",
+            "§8.6",
+            "NAK at the sender: the message completes with its status, later messages go on",
+            &[],
+            nak_at_sender,
+        ),
+        case(
+            "C-9.2-16",
+            "§9.2",
+            "NAK for a message that is not pending: stale_naks",
+            &[],
+            stale_nak,
+        ),
+        case(
+            "C-8.3-06",
+            "§8.3",
+            "An ACK for a chunk of a failed message counts redundant_acks",
+            &[],
+            redundant,
+        ),
     ]
 }
 
@@ -71,7 +209,10 @@ fn streams_independent(t: &mut Tester<'_>) -> R {
     t.data(&mut p, &one(k, 3, 0, 10, b"b"))?;
     t.expect_completions(&[(WorkKind::WriteReceived, 3, 0, Status::Ok, 1)])?;
     t.data(&mut p, &one(k, 1, 0, 20, b"c"))?;
-    t.expect_completions(&[(WorkKind::WriteReceived, 1, 0, Status::Ok, 1), (WorkKind::WriteReceived, 1, 1, Status::Ok, 1)])?;
+    t.expect_completions(&[
+        (WorkKind::WriteReceived, 1, 0, Status::Ok, 1),
+        (WorkKind::WriteReceived, 1, 1, Status::Ok, 1),
+    ])?;
     Ok(())
 }
 
@@ -87,7 +228,11 @@ fn chunks_any_order(t: &mut Tester<'_>) -> R {
             ..Data::write(0, 0, 0, k.va + 4096 + off as u64, k.rkey, &msg[off..end])
         };
         t.data(&mut p, &d)?;
-        check_eq!(format!("chunk at {off} placed on arrival"), t.read(k, 4096 + off as u64, (end - off) as u64)?, msg[off..end].to_vec());
+        check_eq!(
+            format!("chunk at {off} placed on arrival"),
+            t.read(k, 4096 + off as u64, (end - off) as u64)?,
+            msg[off..end].to_vec()
+        );
         if i < 2 {
             check_eq!("no completion before the last chunk", t.completions()?.len(), 0);
         }
@@ -109,7 +254,10 @@ fn nak_case(t: &mut Tester<'_>, p: &mut Peer, d: &Data, syndrome: u8, counters: 
     check_eq!("NKH Offset", n.offset, d.offset);
     let (_, a) = t.expect_ack("immediate ACK (the packet is refused)")?;
     let bit = psn.wrapping_sub(a.base);
-    check!(bit >= 256 || a.sack[(bit / 32) as usize] & (1 << (bit % 32)) == 0, "the NAKed PSN must not be recorded");
+    check!(
+        bit >= 256 || a.sack[(bit / 32) as usize] & (1 << (bit % 32)) == 0,
+        "the NAKed PSN must not be recorded"
+    );
     let mut c = vec![("naks_sent", 1), ("rx_data", 1), ("bytes_placed", 0)];
     c.extend_from_slice(counters);
     t.expect_counters(&before, &c)?;
@@ -119,7 +267,10 @@ fn nak_case(t: &mut Tester<'_>, p: &mut Peer, d: &Data, syndrome: u8, counters: 
 fn rkey_unknown(t: &mut Tester<'_>) -> R {
     let (mut p, k) = open(t)?;
     let d = one(k, 0, 0, 0, b"xyz");
-    let d = Data { kind: crate::harness::DataKind::Write(k.va, k.rkey ^ 0x0000_0100), ..d };
+    let d = Data {
+        kind: crate::harness::DataKind::Write(k.va, k.rkey ^ 0x0000_0100),
+        ..d
+    };
     nak_case(t, &mut p, &d, 1, &[("rkey_violations", 1)])?;
     // The failed message completes at the receiver, in order, with its status.
     t.expect_completions(&[(WorkKind::WriteReceived, 0, 0, Status::RemoteAccessError, 3)])?;
@@ -136,8 +287,17 @@ fn rkey_no_access(t: &mut Tester<'_>) -> R {
 
 fn bounds(t: &mut Tester<'_>) -> R {
     let (mut p, k) = open(t)?;
-    nak_case(t, &mut p, &one(k, 0, 0, 16 * 1024 - 2, b"xyz"), 1, &[("bounds_violations", 1)])?;
-    let below = Data { kind: crate::harness::DataKind::Write(k.va - 1, k.rkey), ..one(k, 0, 1, 0, b"x") };
+    nak_case(
+        t,
+        &mut p,
+        &one(k, 0, 0, 16 * 1024 - 2, b"xyz"),
+        1,
+        &[("bounds_violations", 1)],
+    )?;
+    let below = Data {
+        kind: crate::harness::DataKind::Write(k.va - 1, k.rkey),
+        ..one(k, 0, 1, 0, b"x")
+    };
     nak_case(t, &mut p, &below, 1, &[("bounds_violations", 1)])?;
     Ok(())
 }
@@ -151,7 +311,11 @@ fn stream_range(t: &mut Tester<'_>) -> R {
 
 fn bad_offset(t: &mut Tester<'_>) -> R {
     let (mut p, k) = open(t)?;
-    let d = Data { offset: 100, msg_len: Some(2048), ..one(k, 0, 0, 100, &[1; 512]) };
+    let d = Data {
+        offset: 100,
+        msg_len: Some(2048),
+        ..one(k, 0, 0, 100, &[1; 512])
+    };
     nak_case(t, &mut p, &d, 2, &[("invalid_requests", 1)])?;
     t.expect_completions(&[(WorkKind::WriteReceived, 0, 0, Status::RemoteInvalid, 2048)])?;
     Ok(())
@@ -159,16 +323,27 @@ fn bad_offset(t: &mut Tester<'_>) -> R {
 
 fn short_chunk(t: &mut Tester<'_>) -> R {
     let (mut p, k) = open(t)?;
-    let d = Data { msg_len: Some(4096), ..one(k, 0, 0, 0, &[1; 512]) };
+    let d = Data {
+        msg_len: Some(4096),
+        ..one(k, 0, 0, 0, &[1; 512])
+    };
     nak_case(t, &mut p, &d, 2, &[("invalid_requests", 1)])?;
     Ok(())
 }
 
 fn inconsistent(t: &mut Tester<'_>) -> R {
     let (mut p, k) = open(t)?;
-    let d = Data { msg_len: Some(2048), ack_req: false, ..one(k, 0, 0, 0, &[1; 1024]) };
+    let d = Data {
+        msg_len: Some(2048),
+        ..one(k, 0, 0, 0, &[1; 1024])
+    };
     t.data(&mut p, &d)?;
-    let d2 = Data { offset: 1024, msg_len: Some(3072), ..one(k, 0, 0, 1024, &[2; 1024]) };
+    t.expect_ack("ACK of the first chunk")?;
+    let d2 = Data {
+        offset: 1024,
+        msg_len: Some(3072),
+        ..one(k, 0, 0, 1024, &[2; 1024])
+    };
     nak_case(t, &mut p, &d2, 2, &[("invalid_requests", 1)])?;
     check_eq!("first chunk stays placed", t.read(k, 0, 4)?, vec![1u8; 4]);
     t.expect_completions(&[(WorkKind::WriteReceived, 0, 0, Status::RemoteInvalid, 2048)])?;
@@ -186,13 +361,26 @@ fn rnr(t: &mut Tester<'_>) -> R {
     t.expect_counters(&before, &[("rnr_drops", 1), ("naks_sent", 0), ("rx_data", 1)])?;
     t.post_recv(&p, 4, lb(rx, 0, 64), 555)?;
     // The sender retransmits under a new PSN.
-    let d = Data { flags: 1, ..Data::send(0, 4, 0, 0, b"early") };
+    let d = Data {
+        flags: 1,
+        ..Data::send(0, 4, 0, 0, b"early")
+    };
     t.data(&mut p, &d)?;
     let (_, a) = t.expect_ack("ACK of the retransmission")?;
-    check_eq!("SACK word 0 (only the retransmission)", H(a.sack[0]), H(1 << (psn + 1 - a.base)));
+    check_eq!(
+        "SACK word 0 (only the retransmission)",
+        H(a.sack[0]),
+        H(1 << (psn + 1 - a.base))
+    );
     check_eq!("receive buffer", t.read(rx, 0, 5)?, b"early".to_vec());
     let c = t.completions()?;
-    check_eq!("completion", c.iter().map(|c| (c.kind, c.wr_id, c.bytes, c.status)).collect::<Vec<_>>(), vec![(WorkKind::Recv, 555, 5, Status::Ok)]);
+    check_eq!(
+        "completion",
+        c.iter()
+            .map(|c| (c.kind, c.wr_id, c.bytes, c.status))
+            .collect::<Vec<_>>(),
+        vec![(WorkKind::Recv, 555, 5, Status::Ok)]
+    );
     Ok(())
 }
 
@@ -200,10 +388,20 @@ fn send_too_long(t: &mut Tester<'_>) -> R {
     let (mut p, _) = open(t)?;
     let rx = t.region(64, false, |_| 0)?;
     t.post_recv(&p, 0, lb(rx, 0, 4), 9)?;
-    nak_case(t, &mut p, &Data::send(0, 0, 0, 0, b"too long"), 2, &[("invalid_requests", 1)])?;
+    nak_case(
+        t,
+        &mut p,
+        &Data::send(0, 0, 0, 0, b"too long"),
+        2,
+        &[("invalid_requests", 1)],
+    )?;
     let c = t.completions()?;
     let g: Vec<_> = c.iter().map(|c| (c.kind, c.wr_id, c.status)).collect();
-    check_eq!("completion (the receive is consumed, failed)", g, vec![(WorkKind::Recv, 9, Status::RemoteInvalid)]);
+    check_eq!(
+        "completion (the receive is consumed, failed)",
+        g,
+        vec![(WorkKind::Recv, 9, Status::RemoteInvalid)]
+    );
     Ok(())
 }
 
@@ -215,7 +413,13 @@ fn rsn_consumed(t: &mut Tester<'_>) -> R {
     t.data(&mut p, &Data::send(0, 0, 0, 0, b"first"))?;
     let _ = t.drain()?;
     t.completions()?;
-    nak_case(t, &mut p, &Data::send(0, 0, 1, 0, b"again"), 2, &[("invalid_requests", 1)])?;
+    nak_case(
+        t,
+        &mut p,
+        &Data::send(0, 0, 1, 0, b"again"),
+        2,
+        &[("invalid_requests", 1)],
+    )?;
     check_eq!("second receive untouched", t.read(rx, 16, 5)?, vec![0u8; 5]);
     Ok(())
 }
@@ -225,13 +429,22 @@ fn recv_deregistered(t: &mut Tester<'_>) -> R {
     let rx = t.region(64, false, |_| 0)?;
     t.post_recv(&p, 0, lb(rx, 0, 64), 1)?;
     t.deregister(rx)?;
-    nak_case(t, &mut p, &Data::send(0, 0, 0, 0, b"lost"), 2, &[("local_access_errors", 1)])?;
+    nak_case(
+        t,
+        &mut p,
+        &Data::send(0, 0, 0, 0, b"lost"),
+        2,
+        &[("local_access_errors", 1)],
+    )?;
     Ok(())
 }
 
 fn nak_again(t: &mut Tester<'_>) -> R {
     let (mut p, k) = open(t)?;
-    let bad = Data { kind: crate::harness::DataKind::Write(k.va, k.rkey ^ 0x100), ..one(k, 5, 0, 0, b"abc") };
+    let bad = Data {
+        kind: crate::harness::DataKind::Write(k.va, k.rkey ^ 0x100),
+        ..one(k, 5, 0, 0, b"abc")
+    };
     nak_case(t, &mut p, &bad, 1, &[("rkey_violations", 1)])?;
     // The NAK was lost; the sender retransmits (new PSN, RETX): NAKed again from the memory.
     let retx = Data { flags: 1, ..bad };
@@ -241,7 +454,10 @@ fn nak_again(t: &mut Tester<'_>) -> R {
 
 fn dup_chunk(t: &mut Tester<'_>) -> R {
     let (mut p, k) = open(t)?;
-    let d = Data { msg_len: Some(2048), ..one(k, 0, 0, 0, &[7; 1024]) };
+    let d = Data {
+        msg_len: Some(2048),
+        ..one(k, 0, 0, 0, &[7; 1024])
+    };
     t.data(&mut p, &d)?;
     let _ = t.drain()?;
     let before = t.counters();
@@ -250,7 +466,10 @@ fn dup_chunk(t: &mut Tester<'_>) -> R {
     t.data(&mut p, &Data { flags: 1, ..d.clone() })?;
     let (_, a) = t.expect_ack("ACK (AckReq)")?;
     let bit = psn - a.base;
-    check!(a.sack[(bit / 32) as usize] & (1 << (bit % 32)) != 0, "the new PSN must be recorded");
+    check!(
+        a.sack[(bit / 32) as usize] & (1 << (bit % 32)) != 0,
+        "the new PSN must be recorded"
+    );
     t.expect_counters(&before, &[("duplicate_chunks", 1), ("bytes_placed", 0), ("rx_data", 1)])?;
     check_eq!("no completion (message incomplete)", t.completions()?.len(), 0);
     Ok(())
@@ -262,7 +481,10 @@ fn too_far_ahead(t: &mut Tester<'_>) -> R {
     t.data(&mut p, &one(k, 0, 65_536, 0, b"far"))?;
     let (_, a) = t.expect_ack("immediate ACK (refused)")?;
     check_eq!("SACK", a.sack[0], 0);
-    t.expect_counters(&before, &[("rnr_drops", 1), ("naks_sent", 0), ("rx_data", 1), ("bytes_placed", 0)])?;
+    t.expect_counters(
+        &before,
+        &[("rnr_drops", 1), ("naks_sent", 0), ("rx_data", 1), ("bytes_placed", 0)],
+    )?;
     t.data(&mut p, &one(k, 0, 65_535, 0, b"ok"))?;
     let (_, a) = t.expect_ack("ACK")?;
     check!(a.sack[0] != 0, "MsgSeq next + 65535 is accepted");
@@ -273,7 +495,13 @@ fn bad_path(t: &mut Tester<'_>) -> R {
     let (mut p, k) = open(t)?;
     check_eq!("negotiated paths", p.paths, 4);
     let before = t.counters();
-    t.data(&mut p, &Data { path: 4, ..one(k, 0, 0, 0, b"p4") })?;
+    t.data(
+        &mut p,
+        &Data {
+            path: 4,
+            ..one(k, 0, 0, 0, b"p4")
+        },
+    )?;
     t.expect_silence("no ACK for a bad path")?;
     t.expect_counters(&before, &[("bad_path", 1), ("rx_data", 1), ("bytes_placed", 0)])?;
     Ok(())
@@ -317,7 +545,10 @@ fn zero_length(t: &mut Tester<'_>) -> R {
     t.data(&mut p, &one(k, 0, 0, 16 * 1024, b""))?; // VA at the region end: allowed
     t.expect_ack("ACK")?;
     t.expect_completions(&[(WorkKind::WriteReceived, 0, 0, Status::Ok, 0)])?;
-    let bad = Data { kind: crate::harness::DataKind::Write(k.va, 0), ..one(k, 0, 1, 0, b"") };
+    let bad = Data {
+        kind: crate::harness::DataKind::Write(k.va, 0),
+        ..one(k, 0, 1, 0, b"")
+    };
     nak_case(t, &mut p, &bad, 1, &[("rkey_violations", 1)])?;
     Ok(())
 }
@@ -334,8 +565,17 @@ fn two_messages(t: &mut Tester<'_>) -> R<(Peer, Vec<crate::harness::Pkt>)> {
 }
 
 fn nak_frame(t: &Tester<'_>, p: &Peer, syndrome: u8, stream: u16, msg: u32) -> Vec<u8> {
-    let n = Nkh { syndrome, stream, msg_seq: msg, offset: 0 };
-    Tester::encode(&t.addrs(0, 0xC000, 48), &Bth::new(opcode::MR_NAK, p.iut_conn, 0), &MrPacket::Nak(n))
+    let n = Nkh {
+        syndrome,
+        stream,
+        msg_seq: msg,
+        offset: 0,
+    };
+    Tester::encode(
+        &t.addrs(0, 0xC000, 48),
+        &Bth::new(opcode::MR_NAK, p.iut_conn, 0),
+        &MrPacket::Nak(n),
+    )
 }
 
 fn nak_at_sender(t: &mut Tester<'_>) -> R {
@@ -362,7 +602,11 @@ fn nak_at_sender(t: &mut Tester<'_>) -> R {
     let f = nak_frame(t, &p, 9, 3, 0);
     t.send(0, &f)?;
     let c = t.completions()?;
-    check_eq!("status for syndrome 9", c.iter().map(|c| c.status).collect::<Vec<_>>(), vec![Status::RemoteInvalid]);
+    check_eq!(
+        "status for syndrome 9",
+        c.iter().map(|c| c.status).collect::<Vec<_>>(),
+        vec![Status::RemoteInvalid]
+    );
     Ok(())
 }
 
@@ -378,7 +622,11 @@ fn stale_nak(t: &mut Tester<'_>) -> R {
     let f = nak_frame(t, &p, 2, 2, 1); // already failed
     t.send(0, &f)?;
     t.expect_counters(&before, &[("naks_received", 4), ("stale_naks", 3)])?;
-    check_eq!("no completion (message 1 waits for message 0)", t.completions()?.len(), 0);
+    check_eq!(
+        "no completion (message 1 waits for message 0)",
+        t.completions()?.len(),
+        0
+    );
     Ok(())
 }
 

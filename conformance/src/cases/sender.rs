@@ -20,30 +20,168 @@ const RKEY: u32 = 0x0000_0101;
 /// The cases of this area.
 pub fn cases() -> Vec<Case> {
     vec![
-        case("C-8.3-01", "§8.3", "PSNs are consecutive per path from the ISN, never reused; Floor = una, sliding by whole words", &[], psns),
-        case("C-8.4-02", "§8.4", "A SACK gap declares the missing PSN lost; its chunk is retransmitted once, new PSN, RETX", &[], gap_loss),
-        case("C-8.3-02", "§8.3", "Exactly once: a repeated ACK does not retransmit again", &[], exactly_once),
-        case("C-6.2-01", "§6.2", "A late ACK of a PSN already declared lost is ignored (no second completion)", &[], late_ack),
-        case("C-8.4-03", "§8.4", "Tail-loss probe 2 x SRTT + ACK_DELAY_NS after the last send; its ACK recovers the tail", EXACT, tlp),
-        case("C-8.4-04", "§8.4", "RTO at RTO_INIT_NS: probe at once on a new entropy, retransmission after the probe's ACK", EXACT, rto),
-        case("C-6.2-02", "§6.2", "RTO backoff doubles (200, 400, 800 us); PATH_DOWN_RTOS RTOs put the path Down", EXACT, backoff),
-        case("C-6.2-03", "§6.2", "An ACK that frees a PSN resets the backoff", EXACT, backoff_reset),
-        case("C-8.4-05", "§8.4", "After an RTO the path's UDP source port (entropy) changes, within 0xC000-0xFFFF", &[], reroll),
-        case("C-8.4-06", "§8.4", "Path failure: a silent path goes Down, data moves to the other path, probes continue", &[], path_down),
-        case("C-8.4-07", "§8.4", "Path recovery: an answered probe brings a Down path back up and data returns to it", &[], path_recovery),
-        case("C-8.4-08", "§8.4", "Plane failure and recovery: all paths of a plane Down marks the plane down", &[], plane_down),
+        case(
+            "C-8.3-01",
+            "§8.3",
+            "PSNs are consecutive per path from the ISN, never reused; Floor = una, sliding by whole words",
+            &[],
+            psns,
+        ),
+        case(
+            "C-8.4-02",
+            "§8.4",
+            "A SACK gap declares the missing PSN lost; its chunk is retransmitted once, new PSN, RETX",
+            &[],
+            gap_loss,
+        ),
+        case(
+            "C-8.3-02",
+            "§8.3",
+            "Exactly once: a repeated ACK does not retransmit again",
+            &[],
+            exactly_once,
+        ),
+        case(
+            "C-6.2-01",
+            "§6.2",
+            "A late ACK of a PSN already declared lost is ignored (no second completion)",
+            &[],
+            late_ack,
+        ),
+        case(
+            "C-8.4-03",
+            "§8.4",
+            "Tail-loss probe 2 x SRTT + ACK_DELAY_NS after the last send; its ACK recovers the tail",
+            EXACT,
+            tlp,
+        ),
+        case(
+            "C-8.4-04",
+            "§8.4",
+            "RTO at RTO_INIT_NS: probe at once on a new entropy, retransmission after the probe's ACK",
+            EXACT,
+            rto,
+        ),
+        case(
+            "C-6.2-02",
+            "§6.2",
+            "RTO backoff doubles (200, 400, 800 us); PATH_DOWN_RTOS RTOs put the path Down",
+            EXACT,
+            backoff,
+        ),
+        case(
+            "C-6.2-03",
+            "§6.2",
+            "An ACK that frees a PSN resets the backoff",
+            EXACT,
+            backoff_reset,
+        ),
+        case(
+            "C-8.4-05",
+            "§8.4",
+            "After an RTO the path's UDP source port (entropy) changes, within 0xC000-0xFFFF",
+            &[],
+            reroll,
+        ),
+        case(
+            "C-8.4-06",
+            "§8.4",
+            "Path failure: a silent path goes Down, data moves to the other path, probes continue",
+            &[],
+            path_down,
+        ),
+        case(
+            "C-8.4-07",
+            "§8.4",
+            "Path recovery: an answered probe brings a Down path back up and data returns to it",
+            &[],
+            path_recovery,
+        ),
+        case(
+            "C-8.4-08",
+            "§8.4",
+            "Plane failure and recovery: all paths of a plane Down marks the plane down",
+            &[],
+            plane_down,
+        ),
         case("C-8.4-09", "§8.4", "A duplicate ACK changes nothing", &[], dup_ack),
-        case("C-8.4-10", "§8.4", "Forged ACK: Base not word-aligned with the window is dropped (forged_acks)", &[], forged_misaligned),
-        case("C-8.4-11", "§8.4", "Forged ACK: Base beyond the next PSN is dropped (forged_acks)", &[], forged_ahead),
-        case("C-8.4-12", "§8.4", "Forged ACK: Base more than 256 behind the floor is dropped (forged_acks)", &[], forged_behind),
-        case("C-8.4-13", "§8.4", "ACK for a path the connection does not have is dropped (forged_acks)", &[], forged_path),
-        case("C-8.4-14", "§8.4", "ACK bits for PSNs never sent are ignored and counted once (forged_ack_bits)", &[], forged_bits),
-        case("C-9.2-01", "§9.2", "ACK from an address that is not the peer's, or for an unknown DestQP: unknown_connection", &[], ack_wrong_peer),
-        case("C-8.2-01", "§8.2", "Verbs fail without side effects: bad stream, unregistered buffer, unknown or unestablished connection", &[], verbs),
-        case("C-8.2-02", "§8.2", "Sender completions are reported in stream order; streams are independent", &[], tx_order),
-        case("C-8.3-03", "§8.3", "Streams are served round robin, one packet at a time", &[], round_robin),
-        case("C-8.3-04", "§8.3", "Retransmissions are sent before new data", &[], retx_first),
-        case("C-8.3-05", "§8.3", "A chunk whose local buffer was deregistered is not sent: ConnectionFailed, local_access_errors", &[], local_deregistered),
+        case(
+            "C-8.4-10",
+            "§8.4",
+            "Forged ACK: Base not word-aligned with the window is dropped (forged_acks)",
+            &[],
+            forged_misaligned,
+        ),
+        case(
+            "C-8.4-11",
+            "§8.4",
+            "Forged ACK: Base beyond the next PSN is dropped (forged_acks)",
+            &[],
+            forged_ahead,
+        ),
+        case(
+            "C-8.4-12",
+            "§8.4",
+            "Forged ACK: Base more than 256 behind the floor is dropped (forged_acks)",
+            &[],
+            forged_behind,
+        ),
+        case(
+            "C-8.4-13",
+            "§8.4",
+            "ACK for a path the connection does not have is dropped (forged_acks)",
+            &[],
+            forged_path,
+        ),
+        case(
+            "C-8.4-14",
+            "§8.4",
+            "ACK bits for PSNs never sent are ignored and counted once (forged_ack_bits)",
+            &[],
+            forged_bits,
+        ),
+        case(
+            "C-9.2-01",
+            "§9.2",
+            "ACK from an address that is not the peer's, or for an unknown DestQP: unknown_connection",
+            &[],
+            ack_wrong_peer,
+        ),
+        case(
+            "C-8.2-01",
+            "§8.2",
+            "Verbs fail without side effects: bad stream, unregistered buffer, unknown or unestablished connection",
+            &[],
+            verbs,
+        ),
+        case(
+            "C-8.2-02",
+            "§8.2",
+            "Sender completions are reported in stream order; streams are independent",
+            &[],
+            tx_order,
+        ),
+        case(
+            "C-8.3-03",
+            "§8.3",
+            "Streams are served round robin, one packet at a time",
+            &[],
+            round_robin,
+        ),
+        case(
+            "C-8.3-04",
+            "§8.3",
+            "Retransmissions are sent before new data",
+            &[],
+            retx_first,
+        ),
+        case(
+            "C-8.3-05",
+            "§8.3",
+            "A chunk whose local buffer was deregistered is not sent: ConnectionFailed, local_access_errors",
+            &[],
+            local_deregistered,
+        ),
     ]
 }
 
@@ -77,10 +215,20 @@ fn chunk_off(f: &Pkt) -> u32 {
     f.data().map(|(_, s, _)| s.offset).unwrap_or(u32::MAX)
 }
 
-/// ACK every PSN of `acked` on path 0 (base = the peer's rx_base), echoing `ts`.
-fn ack_set(t: &mut Tester<'_>, p: &Peer, path: u8, acked: &[u32], ts: u32, plane: u8, sport: u16) -> R {
+/// ACK every PSN of `acked` on `path` (base = the peer's rx_base), echoing `ts` exactly.
+fn ack_exact(t: &mut Tester<'_>, p: &Peer, path: u8, acked: &[u32], ts: u32, plane: u8, sport: u16) -> R {
     let f = t.ack_frame(p, path, acked, ts, plane, sport);
     t.send(plane, &f)
+}
+
+/// RTT the tester reports in cases that do not check timers (TsEcho set back by this much):
+/// the IUT's tail-loss probe and RTO then stay out of the scripted exchange, even on real
+/// sockets (SRTT 4 ms: TLP 8 ms, RTO 10 ms).
+const SLOW_RTT_NS: u32 = 4_000_000;
+
+/// As [`ack_exact`], reporting an RTT of [`SLOW_RTT_NS`].
+fn ack_set(t: &mut Tester<'_>, p: &Peer, path: u8, acked: &[u32], ts: u32, plane: u8, sport: u16) -> R {
+    ack_exact(t, p, path, acked, ts.wrapping_sub(SLOW_RTT_NS), plane, sport)
 }
 
 fn psns(t: &mut Tester<'_>) -> R {
@@ -98,17 +246,33 @@ fn psns(t: &mut Tester<'_>) -> R {
             let m = f.mrh().unwrap();
             check_eq!(format!("round {round}: PSN"), H(m.psn), H(next));
             check_eq!(format!("round {round}: path"), m.path, 0);
-            check!(!f.is_retx(), "round {round}: unexpected retransmission {}", f.describe());
+            check!(
+                !f.is_retx(),
+                "round {round}: unexpected retransmission {}",
+                f.describe()
+            );
             // Floor is the sender's una: ISN until PSNs ISN..ISN+31 are all acknowledged and
             // at least 32 PSNs were sent when that ACK arrived.
-            let una = if acked.len() >= 32 && seen_floor_32 { IUT_ISN + 32 } else { IUT_ISN };
+            let una = if acked.len() >= 32 && seen_floor_32 {
+                IUT_ISN + 32
+            } else {
+                IUT_ISN
+            };
             check_eq!(format!("round {round}: Floor of {}", f.describe()), H(m.floor), H(una));
             next += 1;
         }
         acked.extend(v.iter().map(psn));
         let last = v.last().unwrap();
         let sent_32 = next.wrapping_sub(IUT_ISN) >= 32;
-        ack_set(t, &p, 0, &acked, last.mrh().unwrap().ts, last.plane, last.addrs.src_port)?;
+        ack_set(
+            t,
+            &p,
+            0,
+            &acked,
+            last.mrh().unwrap().ts,
+            last.plane,
+            last.addrs.src_port,
+        )?;
         if acked.len() >= 32 && sent_32 {
             seen_floor_32 = true;
         }
@@ -127,13 +291,25 @@ fn lose_second(t: &mut Tester<'_>) -> R<(Peer, Vec<Pkt>)> {
     check_eq!("chunks sent", v.len(), 4);
     let before = t.counters();
     let l = &v[3];
-    ack_set(t, &p, 0, &[psn(&v[0]), psn(&v[2]), psn(&v[3])], l.mrh().unwrap().ts, l.plane, l.addrs.src_port)?;
+    ack_set(
+        t,
+        &p,
+        0,
+        &[psn(&v[0]), psn(&v[2]), psn(&v[3])],
+        l.mrh().unwrap().ts,
+        l.plane,
+        l.addrs.src_port,
+    )?;
     let r = t.expect_data("retransmission of chunk 1")?;
     let m = r.mrh().unwrap();
     check!(r.is_retx(), "retransmission must carry RETX: {}", r.describe());
     check_eq!("retransmitted chunk offset", chunk_off(&r), 64);
     check_eq!("retransmission PSN (new)", H(m.psn), H(IUT_ISN + 4));
-    check_eq!("retransmission AckReq (retransmission queue and active list empty)", r.bth.ack_req, true);
+    check_eq!(
+        "retransmission AckReq (retransmission queue and active list empty)",
+        r.bth.ack_req,
+        true
+    );
     check_eq!("retransmission SE (not the last chunk)", r.bth.se, false);
     t.expect_silence("exactly one retransmission")?;
     t.expect_counters(&before, &[("losses_detected", 1), ("retransmits", 1)])?;
@@ -157,9 +333,24 @@ fn exactly_once(t: &mut Tester<'_>) -> R {
     let before = t.counters();
     let l = &v[3];
     for _ in 0..3 {
-        ack_set(t, &p, 0, &[psn(&v[0]), psn(&v[2]), psn(&v[3])], l.mrh().unwrap().ts, l.plane, l.addrs.src_port)?;
+        ack_set(
+            t,
+            &p,
+            0,
+            &[psn(&v[0]), psn(&v[2]), psn(&v[3])],
+            l.mrh().unwrap().ts,
+            l.plane,
+            l.addrs.src_port,
+        )?;
+        // The chunk is in flight again: no second retransmission (a tail-loss probe may come).
+        for f in t.drain()? {
+            check!(
+                !f.is_data(),
+                "second transmission after a repeated ACK: {}",
+                f.describe()
+            );
+        }
     }
-    t.expect_silence("the chunk is in flight again: no second retransmission")?;
     t.expect_counters(&before, &[("losses_detected", 0), ("retransmits", 0)])?;
     Ok(())
 }
@@ -185,7 +376,15 @@ fn tlp(t: &mut Tester<'_>) -> R {
     post(t, &p, src, 0, 1, 1)?;
     let a = data_frames(t)?;
     t.advance(10_000)?;
-    ack_set(t, &p, 0, &[psn(&a[0])], a[0].mrh().unwrap().ts, a[0].plane, a[0].addrs.src_port)?;
+    ack_exact(
+        t,
+        &p,
+        0,
+        &[psn(&a[0])],
+        a[0].mrh().unwrap().ts,
+        a[0].plane,
+        a[0].addrs.src_port,
+    )?;
     t.completions()?;
     // SRTT = 10 us now (RTO = max(10 + 4 x 5, 50) = 50 us): the TLP comes at 2 x 10 + 5 = 25 us.
     post(t, &p, src, 0, 2, 2)?;
@@ -200,7 +399,15 @@ fn tlp(t: &mut Tester<'_>) -> R {
     check_eq!("PROBE PSN", H(psn(&pr)), H(IUT_ISN + 3));
     let before = t.counters();
     // The probe's ACK: the probe arrived, the two chunks did not.
-    ack_set(t, &p, 0, &[psn(&a[0]), psn(&pr)], pr.mrh().unwrap().ts, pr.plane, pr.addrs.src_port)?;
+    ack_exact(
+        t,
+        &p,
+        0,
+        &[psn(&a[0]), psn(&pr)],
+        pr.mrh().unwrap().ts,
+        pr.plane,
+        pr.addrs.src_port,
+    )?;
     let r = data_frames(t)?;
     check_eq!("retransmissions after the probe's ACK", r.len(), 2);
     check!(r.iter().all(|f| f.is_retx()), "retransmissions must carry RETX");
@@ -220,10 +427,22 @@ fn rto(t: &mut Tester<'_>) -> R {
     t.advance(1)?;
     let pr = t.expect_op(opcode::MR_PROBE, "PROBE after the RTO (suspect path)")?;
     check_eq!("RTO time (ns after the send)", pr.at - t0, 200_000);
-    check!(pr.addrs.src_port != d[0].addrs.src_port, "the RTO must re-roll the path's entropy");
+    check!(
+        pr.addrs.src_port != d[0].addrs.src_port,
+        "the RTO must re-roll the path's entropy"
+    );
     t.expect_silence("the suspect path carries one packet: no retransmission before the probe is answered")?;
-    t.expect_counters(&before, &[("rtos", 1), ("losses_detected", 1), ("entropy_rerolls", 1), ("probes_sent", 1), ("retransmits", 0)])?;
-    ack_set(t, &p, 0, &[psn(&pr)], pr.mrh().unwrap().ts, pr.plane, pr.addrs.src_port)?;
+    t.expect_counters(
+        &before,
+        &[
+            ("rtos", 1),
+            ("losses_detected", 1),
+            ("entropy_rerolls", 1),
+            ("probes_sent", 1),
+            ("retransmits", 0),
+        ],
+    )?;
+    ack_exact(t, &p, 0, &[psn(&pr)], pr.mrh().unwrap().ts, pr.plane, pr.addrs.src_port)?;
     let r = t.expect_data("retransmission after the probe's ACK")?;
     check!(r.is_retx(), "RETX flag");
     check_eq!("retransmission on the new entropy", r.addrs.src_port, pr.addrs.src_port);
@@ -253,11 +472,25 @@ fn backoff(t: &mut Tester<'_>) -> R {
             }
         }
     }
-    check_eq!("probe times (ns after the send)", probes, vec![200_000, 600_000, 1_500_000]);
-    check_eq!("PathHealth down (within the 1 us step of the third RTO)", down_at, Some(1_400_000));
+    check_eq!(
+        "probe times (ns after the send)",
+        probes,
+        vec![200_000, 600_000, 1_500_000]
+    );
+    check_eq!(
+        "PathHealth down (within the 1 us step of the third RTO)",
+        down_at,
+        Some(1_400_000)
+    );
     t.expect_counters(
         &before,
-        &[("rtos", 3), ("paths_down", 1), ("planes_down", 1), ("entropy_rerolls", 3), ("probes_sent", 3)],
+        &[
+            ("rtos", 3),
+            ("paths_down", 1),
+            ("planes_down", 1),
+            ("entropy_rerolls", 3),
+            ("probes_sent", 3),
+        ],
     )?;
     Ok(())
 }
@@ -272,14 +505,18 @@ fn backoff_reset(t: &mut Tester<'_>) -> R {
     check_eq!("RTO 1", pr.at - t0, 200_000);
     // Answer the probe as if it took 20 us: SRTT 20 us, RTTVAR 10 us, RTO 60 us, TLP 45 us.
     let ts = pr.mrh().unwrap().ts.wrapping_sub(20_000);
-    ack_set(t, &p, 0, &[psn(&pr)], ts, pr.plane, pr.addrs.src_port)?;
+    ack_exact(t, &p, 0, &[psn(&pr)], ts, pr.plane, pr.addrs.src_port)?;
     let r = t.expect_data("retransmission")?;
     let t1 = r.at;
     let rtos = t.counter("rtos");
     t.advance(59_999)?;
     check_eq!("RTOs before 60 us", t.counter("rtos"), rtos);
     t.advance(1)?;
-    check_eq!("RTO 2 at 60 us (backoff reset; 120 us otherwise)", t.counter("rtos"), rtos + 1);
+    check_eq!(
+        "RTO 2 at 60 us (backoff reset; 120 us otherwise)",
+        t.counter("rtos"),
+        rtos + 1
+    );
     check_eq!("time of RTO 2 after the retransmission", t.now() - t1, 60_000);
     Ok(())
 }
@@ -288,11 +525,28 @@ fn reroll(t: &mut Tester<'_>) -> R {
     let (_p, src) = open(t, 1)?;
     post(t, &_p, src, 0, 1, 1)?;
     let d = data_frames(t)?;
-    let ok = t.advance_until(2_000_000, 10_000, |t| t.pending().iter().any(|f| f.opcode() == opcode::MR_PROBE))?;
-    check!(ok, "no probe after 2 ms without ACKs");
-    let pr = t.next("PROBE")?;
-    check!(pr.addrs.src_port >= 0xC000, "entropy {:#x} outside 0xC000-0xFFFF", pr.addrs.src_port);
-    check!(pr.addrs.src_port != d[0].addrs.src_port, "entropy not re-rolled after the RTO ({:#x})", pr.addrs.src_port);
+    // No ACKs: wait for the RTO (tail-loss probes before it keep the old entropy).
+    let mut frames = Vec::new();
+    let end = t.now() + 100_000_000;
+    while t.counter("rtos") == 0 && t.now() < end {
+        t.advance(10_000)?;
+        frames.extend(t.drain()?);
+    }
+    check!(t.counter("rtos") > 0, "no RTO within 100 ms without ACKs");
+    frames.extend(t.drain()?);
+    let Some(pr) = frames.iter().rev().find(|f| f.opcode() == opcode::MR_PROBE) else {
+        fail!("no probe after the RTO")
+    };
+    check!(
+        pr.addrs.src_port >= 0xC000,
+        "entropy {:#x} outside 0xC000-0xFFFF",
+        pr.addrs.src_port
+    );
+    check!(
+        pr.addrs.src_port != d[0].addrs.src_port,
+        "entropy not re-rolled after the RTO ({:#x})",
+        pr.addrs.src_port
+    );
     check_eq!("entropy_rerolls", t.counter("entropy_rerolls"), 1);
     Ok(())
 }
@@ -310,7 +564,11 @@ struct Drive {
 
 impl Drive {
     fn new(t: &mut Tester<'_>, p: &Peer, src: MrKey) -> R<Drive> {
-        let mut d = Drive { rt: RxTracker::new(p.iut_isn), src, posted: 0 };
+        let mut d = Drive {
+            rt: RxTracker::new(p.iut_isn),
+            src,
+            posted: 0,
+        };
         for _ in 0..16 {
             d.post(t, p)?;
         }
@@ -341,9 +599,18 @@ impl Drive {
         let mut events = Vec::new();
         loop {
             for f in t.drain()? {
-                let Some(m) = f.mrh() else { fail!("unexpected {}", f.describe()) };
+                let Some(m) = f.mrh() else {
+                    fail!("unexpected {}", f.describe())
+                };
                 if !dead(&f) {
-                    let req = RxPacket { path: m.path, psn: m.psn, floor: m.floor, ce: false, ack_req: true, commit: true };
+                    let req = RxPacket {
+                        path: m.path,
+                        psn: m.psn,
+                        floor: m.floor,
+                        ce: false,
+                        ack_req: true,
+                        commit: true,
+                    };
                     let s = self.rt.packet(&req).ack.expect("AckReq forces an ACK");
                     let akh = Akh {
                         path: s.path,
@@ -381,20 +648,36 @@ fn path_down(t: &mut Tester<'_>) -> R {
     let mut d = Drive::new(t, &p, src)?;
     let before = t.counters();
     let dead = |f: &Pkt| f.mrh().is_some_and(|m| m.path == 1);
-    let (_, ev) = d.run(t, &p, &dead, 3_000_000)?;
-    let down = ev.iter().any(|e| matches!(e, Event::PathHealth { path: 1, up: false, .. }));
-    check!(down, "path 1 never reported Down");
+    let down1 = |ev: &[Event]| {
+        ev.iter()
+            .any(|e| matches!(e, Event::PathHealth { path: 1, up: false, .. }))
+    };
+    let (_, ev) = d.run_until(t, &p, &dead, 100_000_000, &mut |ev| down1(ev))?;
+    check!(down1(&ev), "path 1 never reported Down");
     let c = t.counters();
     check_eq!("paths_down", c["paths_down"] - before["paths_down"], 1);
-    check_eq!("planes_down (path 1 is plane 1's only path)", c["planes_down"] - before["planes_down"], 1);
+    check_eq!(
+        "planes_down (path 1 is plane 1's only path)",
+        c["planes_down"] - before["planes_down"],
+        1
+    );
     check!(c["rtos"] - before["rtos"] >= 3, "fewer than PATH_DOWN_RTOS RTOs");
     // From now on: data only on path 0, probes only on path 1.
     let (frames, _) = d.run(t, &p, &dead, 1_000_000)?;
-    let data_on_1 = frames.iter().filter(|f| f.is_data() && f.mrh().unwrap().path == 1).count();
-    let data_on_0 = frames.iter().filter(|f| f.is_data() && f.mrh().unwrap().path == 0).count();
-    let probes_1 = frames.iter().filter(|f| f.opcode() == opcode::MR_PROBE && f.mrh().unwrap().path == 1).count();
+    let data_on_1 = frames
+        .iter()
+        .filter(|f| f.is_data() && f.mrh().unwrap().path == 1)
+        .count();
+    let data_on_0 = frames
+        .iter()
+        .filter(|f| f.is_data() && f.mrh().unwrap().path == 0)
+        .count();
+    let probes_1 = frames
+        .iter()
+        .filter(|f| f.opcode() == opcode::MR_PROBE && f.mrh().unwrap().path == 1)
+        .count();
     check_eq!("data frames on the Down path", data_on_1, 0);
-    check!(data_on_0 > 50, "data must keep flowing on path 0 (got {data_on_0} frames in 1 ms)");
+    check!(data_on_0 > 0, "data must keep flowing on path 0");
     check!(probes_1 >= 1, "probes must continue on the Down path");
     Ok(())
 }
@@ -403,19 +686,29 @@ fn path_recovery(t: &mut Tester<'_>) -> R {
     let (p, src) = open(t, 2)?;
     let mut d = Drive::new(t, &p, src)?;
     let dead = |f: &Pkt| f.mrh().is_some_and(|m| m.path == 1);
-    let (_, ev) = d.run(t, &p, &dead, 3_000_000)?;
-    check!(ev.iter().any(|e| matches!(e, Event::PathHealth { path: 1, up: false, .. })), "path 1 never went Down");
+    let down1 = |ev: &[Event]| {
+        ev.iter()
+            .any(|e| matches!(e, Event::PathHealth { path: 1, up: false, .. }))
+    };
+    let (_, ev) = d.run_until(t, &p, &dead, 100_000_000, &mut |ev| down1(ev))?;
+    check!(down1(&ev), "path 1 never went Down");
     let before = t.counters();
     // Path 1 heals: answer everything. The next probe on it comes after its backed-off RTO
     // (at most RTO x 2^RTO_MAX_BACKOFF).
-    let up1 = |ev: &[Event]| ev.iter().any(|e| matches!(e, Event::PathHealth { path: 1, up: true, .. }));
-    let (_, ev) = d.run_until(t, &p, &|_| false, 30_000_000, &mut |ev| up1(ev))?;
-    check!(up1(&ev), "no PathHealth up for path 1 within 30 ms");
+    let up1 = |ev: &[Event]| {
+        ev.iter()
+            .any(|e| matches!(e, Event::PathHealth { path: 1, up: true, .. }))
+    };
+    let (_, ev) = d.run_until(t, &p, &|_| false, 100_000_000, &mut |ev| up1(ev))?;
+    check!(up1(&ev), "no PathHealth up for path 1 within 100 ms");
     let (frames, _) = d.run(t, &p, &|_| false, 1_000_000)?;
     let c = t.counters();
     check_eq!("paths_recovered", c["paths_recovered"] - before["paths_recovered"], 1);
-    let data_on_1 = frames.iter().filter(|f| f.is_data() && f.mrh().unwrap().path == 1).count();
-    check!(data_on_1 > 20, "data must return to path 1 after recovery ({data_on_1} frames)");
+    let data_on_1 = frames
+        .iter()
+        .filter(|f| f.is_data() && f.mrh().unwrap().path == 1)
+        .count();
+    check!(data_on_1 > 0, "data must return to path 1 after recovery");
     Ok(())
 }
 
@@ -425,7 +718,14 @@ fn plane_down(t: &mut Tester<'_>) -> R {
     let mut d = Drive::new(t, &p, src)?;
     let before = t.counters();
     let dead = |f: &Pkt| f.plane == 1;
-    d.run(t, &p, &dead, 4_000_000)?;
+    let downs = |ev: &[Event]| {
+        ev.iter()
+            .filter(|e| matches!(e, Event::PathHealth { up: false, .. }))
+            .count()
+            >= 2
+    };
+    let (_, ev) = d.run_until(t, &p, &dead, 100_000_000, &mut |ev| downs(ev))?;
+    check!(downs(&ev), "paths 1 and 3 did not both go Down");
     let c = t.counters();
     check_eq!("paths_down (paths 1 and 3)", c["paths_down"] - before["paths_down"], 2);
     check_eq!("planes_down", c["planes_down"] - before["planes_down"], 1);
@@ -433,16 +733,21 @@ fn plane_down(t: &mut Tester<'_>) -> R {
     let data_plane_1 = frames.iter().filter(|f| f.is_data() && f.plane == 1).count();
     let data_plane_0 = frames.iter().filter(|f| f.is_data() && f.plane == 0).count();
     check_eq!("data frames on the down plane", data_plane_1, 0);
-    check!(data_plane_0 > 50, "data must flow on plane 0 ({data_plane_0} frames)");
+    check!(data_plane_0 > 0, "data must flow on plane 0");
     // Recovery: plane 1 answers again; its paths come back at their next probe.
-    let both = |ev: &[Event]| ev.iter().filter(|e| matches!(e, Event::PathHealth { up: true, .. })).count() >= 2;
-    let (_, ev) = d.run_until(t, &p, &|_| false, 30_000_000, &mut |ev| both(ev))?;
-    check!(both(&ev), "paths 1 and 3 did not both recover within 30 ms");
+    let both = |ev: &[Event]| {
+        ev.iter()
+            .filter(|e| matches!(e, Event::PathHealth { up: true, .. }))
+            .count()
+            >= 2
+    };
+    let (_, ev) = d.run_until(t, &p, &|_| false, 100_000_000, &mut |ev| both(ev))?;
+    check!(both(&ev), "paths 1 and 3 did not both recover within 100 ms");
     let (frames, _) = d.run(t, &p, &|_| false, 1_000_000)?;
     let c2 = t.counters();
     check_eq!("paths_recovered", c2["paths_recovered"] - c["paths_recovered"], 2);
     let data_plane_1 = frames.iter().filter(|f| f.is_data() && f.plane == 1).count();
-    check!(data_plane_1 > 20, "data must return to plane 1 after recovery ({data_plane_1} frames)");
+    check!(data_plane_1 > 0, "data must return to plane 1 after recovery");
     Ok(())
 }
 
@@ -460,7 +765,15 @@ fn dup_ack(t: &mut Tester<'_>) -> R {
     let before = t.counters();
     let l = &v[1];
     for _ in 0..2 {
-        ack_set(t, &p, 0, &[psn(&v[0]), psn(&v[1])], l.mrh().unwrap().ts, l.plane, l.addrs.src_port)?;
+        ack_set(
+            t,
+            &p,
+            0,
+            &[psn(&v[0]), psn(&v[1])],
+            l.mrh().unwrap().ts,
+            l.plane,
+            l.addrs.src_port,
+        )?;
         t.expect_silence("nothing lost")?;
     }
     check_eq!("completions", t.completions()?.len(), 0);
@@ -491,7 +804,14 @@ fn forged(t: &mut Tester<'_>, p: &Peer, v: &[Pkt], akh: &Akh, counter: &str) -> 
 }
 
 fn full_sack_akh(base: u32) -> Akh {
-    Akh { path: 0, base, cum: base.wrapping_add(32), sack: [u32::MAX, 0, 0, 0, 0, 0, 0, 0], pkt_count: 4, ..Default::default() }
+    Akh {
+        path: 0,
+        base,
+        cum: base.wrapping_add(32),
+        sack: [u32::MAX, 0, 0, 0, 0, 0, 0, 0],
+        pkt_count: 4,
+        ..Default::default()
+    }
 }
 
 fn forged_misaligned(t: &mut Tester<'_>) -> R {
@@ -511,7 +831,16 @@ fn forged_behind(t: &mut Tester<'_>) -> R {
 
 fn forged_path(t: &mut Tester<'_>) -> R {
     let (p, v) = four(t)?;
-    forged(t, &p, &v, &Akh { path: 1, ..full_sack_akh(IUT_ISN) }, "forged_acks")
+    forged(
+        t,
+        &p,
+        &v,
+        &Akh {
+            path: 1,
+            ..full_sack_akh(IUT_ISN)
+        },
+        "forged_acks",
+    )
 }
 
 fn forged_bits(t: &mut Tester<'_>) -> R {
@@ -555,18 +884,35 @@ fn verbs(t: &mut Tester<'_>) -> R {
     let e = t.adapter().post_write(p.conn, 1024, lb(src, 0, 8), rb(VA, RKEY), 1);
     check_eq!("post_write on stream 1024", e, Err(VerbError::BadStream(1024)));
     let e = t.adapter().post_send(p.conn, 0, lb(src, 65530, 8), 1);
-    check!(matches!(e, Err(VerbError::Local(_))), "post_send beyond the region: {e:?}");
+    check!(
+        matches!(e, Err(VerbError::Local(_))),
+        "post_send beyond the region: {e:?}"
+    );
     let e = t.adapter().post_recv(p.conn, 0, lb(src, 65530, 8), 1);
-    check!(matches!(e, Err(VerbError::Local(_))), "post_recv beyond the region: {e:?}");
+    check!(
+        matches!(e, Err(VerbError::Local(_))),
+        "post_recv beyond the region: {e:?}"
+    );
     let e = t.adapter().post_write(p.conn + 50, 0, lb(src, 0, 8), rb(VA, RKEY), 1);
-    check_eq!("post_write on an unknown connection", e, Err(VerbError::UnknownConnection(p.conn + 50)));
+    check_eq!(
+        "post_write on an unknown connection",
+        e,
+        Err(VerbError::UnknownConnection(p.conn + 50))
+    );
     let stranger = t.env.stranger;
     t.adapter().add_peer(stranger);
-    let c = t.adapter().connect(stranger).map_err(|e| Fail(format!("connect: {e}")))?;
+    let c = t
+        .adapter()
+        .connect(stranger)
+        .map_err(|e| Fail(format!("connect: {e}")))?;
     let e = t.adapter().post_write(c, 0, lb(src, 0, 8), rb(VA, RKEY), 1);
     check_eq!("post_write while Connecting", e, Err(VerbError::NotConnected(c)));
     let f = t.drain()?;
-    check!(f.len() == 1 && f[0].opcode() == opcode::MR_CONNECT, "only the CONNECT may be sent, got {}", f.len());
+    check!(
+        f.len() == 1 && f[0].opcode() == opcode::MR_CONNECT,
+        "only the CONNECT may be sent, got {}",
+        f.len()
+    );
     check_eq!("completions", t.completions()?.len(), 0);
     t.expect_counters(&before, &[("tx_data", 0)])?;
     Ok(())
@@ -579,7 +925,11 @@ fn tx_order(t: &mut Tester<'_>) -> R {
     post(t, &p, src, 1, 1, 12)?; // stream 1, message 0
     let v = data_frames(t)?;
     check_eq!("frames", v.len(), 4);
-    let find = |s: u16, m: u32| v.iter().find(|f| f.data().is_some_and(|(_, d, _)| d.stream == s && d.msg_seq == m)).unwrap();
+    let find = |s: u16, m: u32| {
+        v.iter()
+            .find(|f| f.data().is_some_and(|(_, d, _)| d.stream == s && d.msg_seq == m))
+            .unwrap()
+    };
     // Acknowledge stream 0 message 1 and stream 1 message 0 only.
     let (a, b) = (find(0, 1), find(1, 0));
     let base_psns = vec![psn(a), psn(b)];
@@ -587,7 +937,11 @@ fn tx_order(t: &mut Tester<'_>) -> R {
     ack_set(t, &p, 0, &base_psns, b.mrh().unwrap().ts, b.plane, b.addrs.src_port)?;
     let c = t.completions()?;
     let g: Vec<_> = c.iter().map(|c| (c.stream, c.msg_seq, c.wr_id)).collect();
-    check_eq!("completions: stream 1 only (stream 0 waits for message 0)", g, vec![(1, 0, 12)]);
+    check_eq!(
+        "completions: stream 1 only (stream 0 waits for message 0)",
+        g,
+        vec![(1, 0, 12)]
+    );
     let r = data_frames(t)?;
     check_eq!("retransmissions of message 0", r.len(), 2);
     let mut all = base_psns;
@@ -596,11 +950,17 @@ fn tx_order(t: &mut Tester<'_>) -> R {
     let l = r.last().unwrap();
     ack_set(t, &p, 0, &all, l.mrh().unwrap().ts, l.plane, l.addrs.src_port)?;
     let c = t.completions()?;
-    let g: Vec<_> = c.iter().map(|c| (c.stream, c.msg_seq, c.wr_id, c.kind, c.status)).collect();
+    let g: Vec<_> = c
+        .iter()
+        .map(|c| (c.stream, c.msg_seq, c.wr_id, c.kind, c.status))
+        .collect();
     check_eq!(
         "completions of stream 0 in order",
         g,
-        vec![(0, 0, 10, WorkKind::Write, Status::Ok), (0, 1, 11, WorkKind::Write, Status::Ok)]
+        vec![
+            (0, 0, 10, WorkKind::Write, Status::Ok),
+            (0, 1, 11, WorkKind::Write, Status::Ok)
+        ]
     );
     Ok(())
 }
@@ -617,8 +977,15 @@ fn round_robin(t: &mut Tester<'_>) -> R {
     let l = &v[7];
     ack_set(t, &p, 0, &all, l.mrh().unwrap().ts, l.plane, l.addrs.src_port)?;
     let w = data_frames(t)?;
-    let order: Vec<(u16, u32)> = w.iter().map(|f| f.data().map(|(_, s, _)| (s.stream, s.offset)).unwrap()).collect();
-    check_eq!("(stream, offset) order", order, vec![(1, 0), (2, 0), (1, 64), (2, 64), (1, 128), (2, 128)]);
+    let order: Vec<(u16, u32)> = w
+        .iter()
+        .map(|f| f.data().map(|(_, s, _)| (s.stream, s.offset)).unwrap())
+        .collect();
+    check_eq!(
+        "(stream, offset) order",
+        order,
+        vec![(1, 0), (2, 0), (1, 64), (2, 64), (1, 128), (2, 128)]
+    );
     Ok(())
 }
 
@@ -629,12 +996,21 @@ fn retx_first(t: &mut Tester<'_>) -> R {
     post(t, &p, src, 1, 4, 2)?; // queued behind the full window
     t.expect_silence("window full")?;
     // ACK all but PSN 2: it is lost; the freed window carries the retransmission first.
-    let acked: Vec<u32> = v.iter().enumerate().filter(|(i, _)| *i != 2).map(|(_, f)| psn(f)).collect();
+    let acked: Vec<u32> = v
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 2)
+        .map(|(_, f)| psn(f))
+        .collect();
     let l = &v[7];
     ack_set(t, &p, 0, &acked, l.mrh().unwrap().ts, l.plane, l.addrs.src_port)?;
     let w = data_frames(t)?;
     check!(!w.is_empty(), "nothing sent after the ACK");
-    check!(w[0].is_retx() && chunk_off(&w[0]) == 128, "first frame must be the retransmission, got {}", w[0].describe());
+    check!(
+        w[0].is_retx() && chunk_off(&w[0]) == 128,
+        "first frame must be the retransmission, got {}",
+        w[0].describe()
+    );
     check!(w[1..].iter().all(|f| !f.is_retx()), "one retransmission only");
     Ok(())
 }
