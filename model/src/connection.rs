@@ -10,6 +10,7 @@ use alloc::collections::VecDeque;
 use alloc::vec;
 use alloc::vec::Vec;
 
+use crate::component_trace::{ComponentCalls, TracedPathSelector, TracedRxTracker, TracedTxScoreboard};
 use crate::memory::Memory;
 use crate::params::{
     ACK_DELAY_NS, LOSS_THRESHOLD, PATHS, PATH_DOWN_RTOS, PROBE_INTERVAL_NS, SACK_WORDS, SACK_WORD_BITS,
@@ -169,8 +170,8 @@ pub struct Connection {
     pub(crate) streams_max: u16,
     pub(crate) nonce: u64,
     // Transmit side.
-    sb: TxScoreboard,
-    sel: PathSelector,
+    sb: TracedTxScoreboard,
+    sel: TracedPathSelector,
     rtt: [RttEstimator; PATHS],
     slots: Vec<Slot>,
     streams_tx: Vec<StreamTx>,
@@ -181,7 +182,7 @@ pub struct Connection {
     rtos_in_row: [u8; PATHS],
     last_progress: Nanos,
     // Receive side.
-    rt: RxTracker,
+    rt: TracedRxTracker,
     streams_rx: Vec<StreamRx>,
     ack_at: [Option<Nanos>; PATHS],
     ack_plane: [u8; PATHS],
@@ -236,10 +237,16 @@ impl Connection {
         nonce: u64,
         rng: &mut Rng,
         now: Nanos,
+        trace: bool,
     ) -> Self {
         let paths = paths.clamp(1, PATHS as u8);
         let planes = planes.max(1);
-        let sel = Self::selector_for(paths, planes, rng);
+        let mut sel = TracedPathSelector::new(PathSelector::default(), trace);
+        Self::init_selector(&mut sel, paths, planes, rng);
+        let mut sb = TracedTxScoreboard::new(TxScoreboard::default(), trace);
+        sb.reinit(isn_tx);
+        let mut rt = TracedRxTracker::new(RxTracker::default(), trace);
+        rt.reinit(0);
         Connection {
             id,
             peer_conn: 0,
@@ -253,7 +260,7 @@ impl Connection {
             rx_capacity_mbps: 0,
             streams_max: crate::params::MAX_STREAMS,
             nonce,
-            sb: TxScoreboard::new(isn_tx),
+            sb,
             sel,
             rtt: [RttEstimator::default(); PATHS],
             slots: vec![Slot::Empty; PATHS * crate::params::SACK_BITS],
@@ -264,7 +271,7 @@ impl Connection {
             probe_at: [None; PATHS],
             rtos_in_row: [0; PATHS],
             last_progress: now,
-            rt: RxTracker::new(0),
+            rt,
             streams_rx: Vec::new(),
             ack_at: [None; PATHS],
             ack_plane: [0; PATHS],
@@ -288,11 +295,11 @@ impl Connection {
         self.paths = paths.clamp(1, PATHS as u8);
         self.planes = planes.max(1);
         self.mtu = mtu.max(64);
-        self.sel = Self::selector_for(self.paths, self.planes, rng);
+        Self::init_selector(&mut self.sel, self.paths, self.planes, rng);
     }
 
-    fn selector_for(paths: u8, planes: u8, rng: &mut Rng) -> PathSelector {
-        let mut sel = PathSelector::new(paths, planes);
+    fn init_selector(sel: &mut TracedPathSelector, paths: u8, planes: u8, rng: &mut Rng) {
+        sel.reinit(paths, planes);
         // Within each plane, consecutive entropies from an independent random base: distinct,
         // spread evenly by a modulo ECMP function, and (base unaligned, one per plane) not the
         // same XOR pattern on every plane for a linear CRC hash. Re-rolls later are random.
@@ -305,13 +312,12 @@ impl Connection {
             let plane = (p % planes) as usize;
             sel.reroll(p, bases[plane].wrapping_add(u16::from(p / planes)));
         }
-        sel
     }
 
     /// Set the receive ISN once the peer's is known.
     pub(crate) fn set_rx_isn(&mut self, isn: u32) {
         self.isn_rx = isn;
-        self.rt = RxTracker::new(isn);
+        self.rt.reinit(isn);
     }
 
     /// RTO of path `pi` under this connection's bounds.
@@ -345,6 +351,16 @@ impl Connection {
     /// Receive tracker (read-only).
     pub fn tracker(&self) -> &RxTracker {
         &self.rt
+    }
+
+    /// The component operations recorded since the last call (empty unless the endpoint was
+    /// configured with `trace_components`).
+    pub fn take_component_calls(&mut self) -> ComponentCalls {
+        ComponentCalls {
+            rx: self.rt.take_log(),
+            tx: self.sb.take_log(),
+            sel: self.sel.take_log(),
+        }
     }
 
     /// RTT estimate of a path.

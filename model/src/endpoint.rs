@@ -42,6 +42,9 @@ pub struct EndpointConfig {
     pub rto_min_ns: Nanos,
     /// RTO before the first RTT sample of a path, ns.
     pub rto_init_ns: Nanos,
+    /// Record every hardware-mapped component operation of every connection, for replay on
+    /// the co-simulated hardware ([`Connection::take_component_calls`]).
+    pub trace_components: bool,
 }
 
 impl Default for EndpointConfig {
@@ -58,6 +61,7 @@ impl Default for EndpointConfig {
             fixed_isn: None,
             rto_min_ns: crate::params::RTO_MIN_NS,
             rto_init_ns: crate::params::RTO_INIT_NS,
+            trace_components: false,
         }
     }
 }
@@ -314,6 +318,7 @@ impl Endpoint {
                     c.nonce,
                     &mut self.rng,
                     now,
+                    self.cfg.trace_components,
                 );
                 conn.peer_conn = c.src_conn;
                 conn.set_rx_isn(c.isn);
@@ -495,6 +500,7 @@ impl Transport for Endpoint {
             nonce,
             &mut self.rng,
             now,
+            self.cfg.trace_components,
         );
         conn.set_rto_bounds(self.cfg.rto_min_ns, self.cfg.rto_init_ns);
         let out = CmOut {

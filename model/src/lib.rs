@@ -14,6 +14,7 @@
 
 extern crate alloc;
 
+pub mod component_trace;
 pub mod connection;
 pub mod endpoint;
 pub mod memory;

@@ -421,14 +421,9 @@ fn unknown_connection_and_peer() {
 
 #[test]
 fn peer_disappears() {
-    let mut drop_all = false;
     let mut l = Link::simple(13, 0.0);
     let c = l.connect();
-    l.inject = Box::new(move |_, _, _| {
-        drop_all = true;
-        let _ = drop_all;
-        Fate::Drop
-    });
+    l.inject = Box::new(|_, _, _| Fate::Drop);
     let (src, dst) = regions(&mut l, 64 << 10, 13);
     post_writes(&mut l, c, src, dst, 64 << 10, 64 << 10, 1);
     assert!(l.run_until(1_000_000_000, |l| l.events_a.contains(&Event::Disconnected(c))));
