@@ -8,22 +8,30 @@
 //! - driver interface: [`transport`], [`memory`].
 //!
 //! The model is deterministic: time comes in through the API and randomness from a seed the
-//! caller provides. It is `no_std` + `alloc`; the `std` feature only adds `std::error::Error`.
+//! caller provides. It is `no_std`; the `alloc` feature (default) adds the connection layer, `std` only adds
+//! `std::error::Error`. Without `alloc` the wire format and components build for the firmware.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "alloc")]
 extern crate alloc;
 
+#[cfg(feature = "alloc")]
 pub mod component_trace;
+#[cfg(feature = "alloc")]
 pub mod connection;
+#[cfg(feature = "alloc")]
 pub mod endpoint;
+#[cfg(feature = "alloc")]
 pub mod memory;
 pub mod params;
 pub mod path_selector;
+#[cfg(feature = "alloc")]
 pub mod rocev2;
 pub mod rtt;
 pub mod rx_tracker;
 pub mod seq;
+#[cfg(feature = "alloc")]
 pub mod transport;
 pub mod tx_scoreboard;
 pub mod wire;
@@ -37,6 +45,7 @@ macro_rules! counters {
         }
         impl Counters {
             /// Every counter as (name, value).
+            #[cfg(feature = "alloc")]
             pub fn pairs(&self) -> alloc::vec::Vec<(&'static str, u64)> {
                 alloc::vec![$((stringify!($name), self.$name)),*]
             }
