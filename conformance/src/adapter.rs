@@ -88,6 +88,13 @@ pub trait Adapter {
     fn events(&mut self) -> Vec<Event>;
     /// Counters as (name, value), names as in SPEC.md §9.3.
     fn counters(&mut self) -> Vec<(&'static str, u64)>;
+    /// Called after a case's script passed: `Err` fails the case (e.g. the co-simulated
+    /// hardware disagreed with the model), `Ok(Some(0))` makes it not applicable (the part of
+    /// the implementation this target checks was never exercised), `Ok(Some(n))` counts the
+    /// operations checked. `Ok(None)`: the target has no extra check (default).
+    fn verify(&mut self) -> Result<Option<usize>, String> {
+        Ok(None)
+    }
     /// Implementation state for diagnostics (free text; not used by any check).
     fn debug_state(&mut self) -> String {
         String::new()

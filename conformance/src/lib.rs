@@ -8,7 +8,8 @@
 //!
 //! - the reference model on a virtual clock ([`model::ModelAdapter`]),
 //! - the UDP runtime over real loopback sockets ([`udp::UdpAdapter`]),
-//! - the co-simulated HDL ([`hdl::HdlAdapter`]: not built yet, every case n/a).
+//! - the co-simulated HDL ([`hdl::HdlAdapter`]: the model's connection layer with every
+//!   component operation replayed on the hardware blocks and compared).
 //!
 //! [`runner::run`] gives one verdict per case (pass / fail with the first difference / n/a
 //! with the reason) and a summary; `mroce conformance --target model|udp|hdl` prints them.
@@ -28,12 +29,18 @@ pub mod udp;
 pub use adapter::{Adapter, Env, Need, OutFrame, Setup};
 pub use runner::{run, run_retrying, CaseResult, Summary, Verdict};
 
+const HDL_MISSING: &str = "the co-simulation crate (cosim/) is not wired in yet";
+
 /// Build the adapter for a target name ("model", "udp", "hdl").
 pub fn adapter_for(target: &str) -> Option<Box<dyn Adapter>> {
     match target {
         "model" => Some(Box::new(model::ModelAdapter::new(0x6d72_6f63))),
         "udp" => Some(Box::new(udp::UdpAdapter::new())),
-        "hdl" => Some(Box::new(hdl::HdlAdapter)),
+        "hdl" => Some(Box::new(hdl::HdlAdapter::new(
+            "hdl",
+            Box::new(|| Err(HDL_MISSING.to_string())),
+            Some(HDL_MISSING.to_string()),
+        ))),
         _ => None,
     }
 }

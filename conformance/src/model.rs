@@ -5,6 +5,7 @@
 //! addresses of NIC B of the SPEC.md §5.11 scenario and the tester those of NIC A, so golden
 //! frames go in and come out byte for byte.
 
+use mroce_model::component_trace::ComponentCalls;
 use mroce_model::endpoint::{Endpoint, EndpointConfig};
 use mroce_model::memory::{Access, MrKey};
 use mroce_model::transport::{ConnId, Event, LocalBuf, NicAddr, RemoteBuf, Transport, VerbError};
@@ -28,6 +29,9 @@ pub struct ModelAdapter {
     out: Vec<OutFrame>,
     events: Vec<Event>,
     seed: u64,
+    /// Record component operations (`EndpointConfig::trace_components`) for the HDL target.
+    trace: bool,
+    calls: Vec<(ConnId, ComponentCalls)>,
 }
 
 impl ModelAdapter {
@@ -37,6 +41,23 @@ impl ModelAdapter {
             seed,
             ..Default::default()
         }
+    }
+
+    /// A model adapter that records every component operation ([`Self::take_component_calls`]).
+    pub fn traced(seed: u64) -> Self {
+        ModelAdapter {
+            seed,
+            trace: true,
+            ..Default::default()
+        }
+    }
+
+    /// The component operations recorded since the last call (traced adapters only).
+    pub fn take_component_calls(&mut self) -> Vec<(ConnId, ComponentCalls)> {
+        if let Some(ep) = self.ep.as_mut() {
+            self.calls.extend(ep.take_component_calls());
+        }
+        std::mem::take(&mut self.calls)
     }
 
     fn ep(&mut self) -> &mut Endpoint {
@@ -82,6 +103,7 @@ impl Adapter for ModelAdapter {
         };
         let cfg = EndpointConfig {
             addr: env.iut,
+            trace_components: self.trace,
             ..setup.cfg
         };
         let mut ep = Endpoint::new(cfg, self.seed);
@@ -89,6 +111,7 @@ impl Adapter for ModelAdapter {
             ep.add_peer(env.tester);
         }
         self.ep = Some(ep);
+        self.calls.clear();
         self.now = T0;
         self.out.clear();
         self.events.clear();

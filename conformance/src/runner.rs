@@ -91,7 +91,13 @@ fn verdict_of(a: &mut dyn Adapter, case: &Case) -> Verdict {
         (case.run)(&mut t)
     }));
     match r {
-        Ok(Ok(())) => Verdict::Pass,
+        Ok(Ok(())) => match a.verify() {
+            Ok(Some(0)) => Verdict::NotApplicable(
+                "no operation of the hardware-mapped components in this case (handled before the data path)".into(),
+            ),
+            Ok(_) => Verdict::Pass,
+            Err(e) => Verdict::Fail(e),
+        },
         Ok(Err(f)) => Verdict::Fail(f.0),
         Err(p) => {
             let msg = p

@@ -5,6 +5,7 @@ use alloc::collections::{BTreeMap, BinaryHeap, VecDeque};
 use alloc::vec::Vec;
 use core::cmp::Reverse;
 
+use crate::component_trace::ComponentCalls;
 use crate::connection::{ConnState, Connection, Ctrl, Ctx};
 use crate::memory::Memory;
 use crate::params::{DEFAULT_MTU_PAYLOAD, MAX_PLANES, PATHS};
@@ -94,6 +95,8 @@ pub struct Endpoint {
     rng: Rng,
     hint_mbps: u32,
     hint_at: Nanos,
+    /// Component operations of released connections not yet taken (`trace_components`).
+    retired_calls: Vec<(ConnId, ComponentCalls)>,
 }
 
 impl core::fmt::Debug for Endpoint {
@@ -126,6 +129,7 @@ impl Endpoint {
             rng,
             hint_mbps: cfg.rx_capacity_mbps,
             hint_at: 0,
+            retired_calls: Vec::new(),
         }
     }
 
@@ -167,10 +171,28 @@ impl Endpoint {
         Some(self.conns.len() as u32)
     }
 
+    /// Every component operation recorded since the last call, per connection (released
+    /// connections first, in release order), when the configuration has `trace_components`.
+    pub fn take_component_calls(&mut self) -> Vec<(ConnId, ComponentCalls)> {
+        let mut v = core::mem::take(&mut self.retired_calls);
+        for (i, c) in self.conns.iter_mut().enumerate() {
+            if let Some(c) = c {
+                let calls = c.take_component_calls();
+                if calls != ComponentCalls::default() {
+                    v.push((i as ConnId + 1, calls));
+                }
+            }
+        }
+        v
+    }
+
     fn release(&mut self, id: ConnId) {
         if let Some(slot) = self.conns.get_mut((id as usize).wrapping_sub(1)) {
-            if slot.take().is_some() {
+            if let Some(mut c) = slot.take() {
                 self.free.push(id - 1);
+                if self.cfg.trace_components {
+                    self.retired_calls.push((id, c.take_component_calls()));
+                }
             }
         }
         self.incoming.retain(|_, v| *v != id);
