@@ -380,3 +380,169 @@ pub struct ComponentCalls {
     /// Path-selector operations.
     pub sel: Vec<SelCall>,
 }
+
+/// The first operation whose replayed result differed from the recorded one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayMismatch {
+    /// Block: "rx_tracker", "tx_scoreboard" or "path_selector".
+    pub block: &'static str,
+    /// Index of the operation in that block's list.
+    pub index: usize,
+    /// The operation with the model's result.
+    pub expected: alloc::string::String,
+    /// What the replaying implementation returned.
+    pub got: alloc::string::String,
+}
+
+impl core::fmt::Display for ReplayMismatch {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "{} operation {}: model {}, replay gave {}",
+            self.block, self.index, self.expected, self.got
+        )
+    }
+}
+
+/// A second implementation of one connection's components that replays its recorded
+/// operations and checks every result (the co-simulated hardware, or [`SoftwareReplay`]).
+pub trait ComponentReplay {
+    /// Apply `calls` in order (each block's list in its own order) and compare every result.
+    /// Returns the number of operations checked.
+    fn replay(&mut self, calls: &ComponentCalls) -> Result<usize, ReplayMismatch>;
+}
+
+/// Replay on fresh software components: the reference the hardware replay is held to, and a
+/// check that the trace is complete.
+#[derive(Debug, Clone, Default)]
+pub struct SoftwareReplay {
+    rt: RxTracker,
+    sb: TxScoreboard,
+    sel: PathSelector,
+}
+
+fn mismatch<T: core::fmt::Debug, U: core::fmt::Debug>(
+    block: &'static str,
+    index: usize,
+    expected: &T,
+    got: &U,
+) -> ReplayMismatch {
+    ReplayMismatch {
+        block,
+        index,
+        expected: alloc::format!("{expected:?}"),
+        got: alloc::format!("{got:?}"),
+    }
+}
+
+impl ComponentReplay for SoftwareReplay {
+    fn replay(&mut self, calls: &ComponentCalls) -> Result<usize, ReplayMismatch> {
+        for (i, c) in calls.rx.iter().enumerate() {
+            match *c {
+                RxCall::Init { isn } => self.rt = RxTracker::new(isn),
+                RxCall::Packet { req, resp } => {
+                    let got = self.rt.packet(&req);
+                    if got != resp {
+                        return Err(mismatch("rx_tracker", i, c, &got));
+                    }
+                }
+                RxCall::Flush { path, snap } => {
+                    let got = self.rt.flush(path);
+                    if got != snap {
+                        return Err(mismatch("rx_tracker", i, c, &got));
+                    }
+                }
+            }
+        }
+        for (i, c) in calls.tx.iter().enumerate() {
+            let ok = match *c {
+                TxCall::Init { isn } => {
+                    self.sb = TxScoreboard::new(isn);
+                    Ok(())
+                }
+                TxCall::Send { path, now, rto_ns, psn } => {
+                    let got = self.sb.send(path, now, rto_ns);
+                    if got == psn {
+                        Ok(())
+                    } else {
+                        Err(alloc::format!("{got:?}"))
+                    }
+                }
+                TxCall::AckWord {
+                    path,
+                    word_psn,
+                    mask,
+                    lost_below,
+                    now,
+                    rto_ns,
+                    result,
+                } => {
+                    let got = self.sb.ack_word(path, word_psn, mask, lost_below, now, rto_ns);
+                    if got == result {
+                        Ok(())
+                    } else {
+                        Err(alloc::format!("{got:?}"))
+                    }
+                }
+                TxCall::ExpireHead { path, result } => {
+                    let got = self.sb.expire_head(path);
+                    if got == result {
+                        Ok(())
+                    } else {
+                        Err(alloc::format!("{got:?}"))
+                    }
+                }
+                TxCall::Timer {
+                    path,
+                    now,
+                    rto_ns,
+                    result,
+                } => {
+                    let got = self.sb.timer(path, now, rto_ns);
+                    if got == result {
+                        Ok(())
+                    } else {
+                        Err(alloc::format!("{got:?}"))
+                    }
+                }
+                TxCall::ClearBackoff { path } => {
+                    self.sb.clear_backoff(path);
+                    Ok(())
+                }
+            };
+            if let Err(got) = ok {
+                return Err(ReplayMismatch {
+                    block: "tx_scoreboard",
+                    index: i,
+                    expected: alloc::format!("{c:?}"),
+                    got,
+                });
+            }
+        }
+        for (i, c) in calls.sel.iter().enumerate() {
+            match *c {
+                SelCall::Init { paths, planes } => self.sel = PathSelector::new(paths, planes),
+                SelCall::Select { room_mask, path } => {
+                    let got = self.sel.select(room_mask);
+                    if got != path {
+                        return Err(mismatch("path_selector", i, c, &got));
+                    }
+                }
+                SelCall::ChargeProbe { path } => self.sel.charge_probe(path),
+                SelCall::Credit { credit, reroute } => {
+                    let got = self.sel.credit(&credit);
+                    if got != reroute {
+                        return Err(mismatch("path_selector", i, c, &got));
+                    }
+                }
+                SelCall::SetHealth { path, health } => self.sel.set_health(path, health),
+                SelCall::ClearInflight { path } => self.sel.clear_inflight(path),
+                SelCall::RequestReroll { path, random } => self.sel.request_reroll(path, random),
+                SelCall::Reroll { path, random } => self.sel.reroll(path, random),
+                SelCall::SetPlaneUp { plane, up } => self.sel.set_plane_up(plane, up),
+                SelCall::SetConnLimit { pkts } => self.sel.set_conn_limit(pkts),
+            }
+        }
+        Ok(calls.rx.len() + calls.tx.len() + calls.sel.len())
+    }
+}
