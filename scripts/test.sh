@@ -14,6 +14,7 @@ step() { # step TITLE CMD...: header, run, and report how long it took
 
 step "setup" bash scripts/setup.sh
 step "build (release, all targets)" cargo build --workspace --all-targets --release
+step "firmware image (riscv32imc) and section sizes" bash scripts/firmware-size.sh
 step "test (release)" cargo test --workspace --release "$@"
 step "fuzz (short, seeded)" bash scripts/fuzz-short.sh 20000
 section "all ok"
