@@ -1,9 +1,9 @@
 //! Adapter for the co-simulated hardware blocks. The hardware implements the three
 //! hardware-mapped components (receive tracker, transmit scoreboard, path selector), not the
 //! connection layer around them (frames, verbs, memory). So the HDL target is the reference
-//! connection layer with every component operation it performs also executed, in order, on
-//! a hardware replay per connection (the Verilated blocks), whose every result must equal
-//! the model's bit for bit. A case passes when its scripted exchange passes *and* the hardware
+//! connection layer with every component operation it performs recorded and, at the end of
+//! the case, executed in order on fresh hardware per connection (the Verilated blocks), whose
+//! every result must equal the model's bit for bit. A case passes when its scripted exchange passes *and* the hardware
 //! agreed on every operation; a case that never reaches a component (e.g. a frame rejected by
 //! the decoder) is not applicable: the blocks do not cover it.
 
@@ -24,11 +24,9 @@ pub struct HdlAdapter {
     name: &'static str,
     inner: ModelAdapter,
     factory: ReplayFactory,
-    replays: BTreeMap<ConnId, Box<dyn ComponentReplay>>,
-    /// Data-path operations (every operation but the block initialisations) checked.
-    checked: usize,
-    /// First disagreement (or replay failure) of this run.
-    first_error: Option<String>,
+    /// Operations recorded in this run, per connection (a reused connection id starts with
+    /// the blocks' initialisations, which the replay applies as resets).
+    pending: BTreeMap<ConnId, ComponentCalls>,
     unavailable: Option<String>,
 }
 
@@ -40,34 +38,33 @@ impl HdlAdapter {
             name,
             inner: ModelAdapter::traced(0x6d72_6f63),
             factory,
-            replays: BTreeMap::new(),
-            checked: 0,
-            first_error: None,
+            pending: BTreeMap::new(),
             unavailable,
         }
     }
 
-    /// Replay everything the model did since the last call.
+    /// Collect what the model did since the last call, per connection, in order.
     fn sync(&mut self) {
         for (conn, calls) in self.inner.take_component_calls() {
-            if self.first_error.is_some() {
-                return;
-            }
-            let replay = match self.replays.entry(conn) {
-                std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
-                std::collections::btree_map::Entry::Vacant(v) => match (self.factory)() {
-                    Ok(r) => v.insert(r),
-                    Err(e) => {
-                        self.first_error = Some(format!("building the hardware replay failed: {e}"));
-                        return;
-                    }
-                },
-            };
-            match replay.replay(&calls) {
-                Ok(_) => self.checked += data_path_ops(&calls),
-                Err(m) => self.first_error = Some(format!("hardware differs from the model on connection {conn}: {m}")),
-            }
+            let all = self.pending.entry(conn).or_default();
+            all.rx.extend(calls.rx);
+            all.tx.extend(calls.tx);
+            all.sel.extend(calls.sel);
         }
+    }
+
+    /// Replay each connection's whole record on fresh hardware (one run per connection).
+    fn replay_all(&mut self) -> Result<usize, String> {
+        self.sync();
+        let mut checked = 0;
+        for (conn, calls) in std::mem::take(&mut self.pending) {
+            let mut replay = (self.factory)().map_err(|e| format!("building the hardware replay failed: {e}"))?;
+            replay
+                .replay(&calls)
+                .map_err(|m| format!("hardware differs from the model on connection {conn}: {m}"))?;
+            checked += data_path_ops(&calls);
+        }
+        Ok(checked)
     }
 }
 
@@ -89,17 +86,11 @@ impl Adapter for HdlAdapter {
         self.inner.lacks(need)
     }
     fn start(&mut self, setup: &Setup) -> Result<Env, String> {
-        self.replays.clear();
-        self.checked = 0;
-        self.first_error = None;
+        self.pending.clear();
         self.inner.start(setup)
     }
     fn verify(&mut self) -> Result<Option<usize>, String> {
-        self.sync();
-        match self.first_error.take() {
-            Some(e) => Err(e),
-            None => Ok(Some(self.checked)),
-        }
+        self.replay_all().map(Some)
     }
     fn now(&self) -> u64 {
         self.inner.now()
