@@ -1,9 +1,11 @@
 //! `path_selector`: the path selector of `mroce_model::path_selector` as a RustHDL block.
 //!
 //! Per-path state is in flip-flops (every path's eligibility is evaluated on every `select`).
-//! One operation per clock (II = 1), latency [`SEL_LATENCY`] to `out_valid`; the operation is
-//! computed in one stage from the registered state (no forwarding needed), which makes this
-//! block's Fmax the single-cycle cost of the model's `credit` (see the closing report).
+//! One operation per clock (II = 1), latency [`SEL_LATENCY`] to `out_valid`. The operation is
+//! decoded at the input (one-hot path, operation flags, input-only sums), then every path
+//! computes its own next state in parallel from its own registers: no multiplexer through
+//! the path index sits in front of the arithmetic, and the decrease is a shift by a per-path
+//! register that tracks alpha (`mroce_model::path_selector::decrease_shift`).
 //!
 //! # Operations (`in_op`), fields `in_path`, `in_a`, `in_b`, `in_flag`, `in_room`
 //! - [`SEL_OP_SELECT`]: `select(in_room)`: `ok` (a path was chosen), `path`;
@@ -25,7 +27,7 @@ use mroce_model::params::{
 use rust_hdl::prelude::*;
 
 /// Clocks from acceptance to the output record.
-pub const SEL_LATENCY: usize = 4;
+pub const SEL_LATENCY: usize = 5;
 /// Output FIFO depth.
 pub const SEL_FIFO_DEPTH: usize = 16;
 pub const SEL_OP_SELECT: u64 = 0;
@@ -48,18 +50,42 @@ pub const HEALTH_DISABLED: u64 = 3;
 
 const _: () = assert!(PATHS == 16 && MAX_PLANES == 8 && CWND_FRAC_BITS == 8 && ALPHA_ONE == 1024 && ECN_G_SHIFT == 4);
 const _: () = assert!((CWND_MAX_PKTS << CWND_FRAC_BITS) < 65536, "cwnd is kept in 16 bits");
+/// The decrease shift for alpha = 0 (`decrease_shift(0)`), the value after INIT and REQUEST_REROLL.
+const ASH_ZERO: u64 = (ALPHA_ONE.trailing_zeros() + 1) as u64;
 
-/// Operation register.
+/// Operation register: the operation as received, plus everything that depends on the input
+/// alone, decoded one clock ahead (one-hot path, operation flags, acked + lost).
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct SelOp {
     pub v: Bit,
     pub op: Bits<4>,
     pub path: Bits<4>,
+    /// One-hot `path` (zero when not valid).
+    pub hit: Bits<16>,
     pub room: Bits<16>,
     pub a: Bits<16>,
     pub b: Bits<16>,
     pub c: Bits<16>,
     pub flag: Bit,
+    /// sat16(a + b): acked + lost.
+    pub al: Bits<16>,
+    /// a << 8 (acked in window units).
+    pub a8: Bits<32>,
+    pub a_nz: Bit,
+    /// entropy_from(a).
+    pub ent: Bits<16>,
+    pub is_sel: Bit,
+    pub is_charge: Bit,
+    pub is_credit: Bit,
+    pub is_health: Bit,
+    pub is_clear: Bit,
+    pub is_rreroll: Bit,
+    pub is_reroll: Bit,
+    pub is_plane: Bit,
+    pub is_plane_up: Bit,
+    pub is_limit: Bit,
+    pub is_init: Bit,
+    pub is_probe: Bit,
 }
 
 /// One output record.
@@ -75,7 +101,8 @@ pub struct SelOut {
 
 /// Record pipeline register: the record, and for a credit that cut its window the snapshot
 /// the re-route decision needs (every path's alpha and membership before the credit). The
-/// decision only feeds the record, so its adder tree is pipelined over two stages (Q1, Q2).
+/// decision only feeds the record, so it is pipelined over three stages (Q1: partial sums, Q2:
+/// sums, Q3: alpha × n against twice the sum).
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct SelQ {
     pub v: Bit,
@@ -83,6 +110,9 @@ pub struct SelQ {
     pub md: Bit,
     pub a_new: Bits<16>,
     pub member: Bits<16>,
+    /// One-hot path whose fields the record carries (read from the registers in Q1, which by
+    /// then hold the state after this operation).
+    pub rsel: Bits<16>,
 }
 
 /// The path selector block.
@@ -104,6 +134,9 @@ pub struct PathSelectorHw {
     fifo: LutRam<SelOut, 4>,
     q1r: DFF<SelQ>,
     q2r: DFF<SelQ>,
+    q3r: DFF<SelQ>,
+    q3sum: DFF<Bits<16>>,
+    q3up: DFF<Bits<16>>,
     q1a: [DFF<Bits<16>>; 16],
     q2s: [DFF<Bits<16>>; 4],
     q2c: [DFF<Bits<16>>; 4],
@@ -114,11 +147,17 @@ pub struct PathSelectorHw {
     cwnd: [DFF<Bits<16>>; 16],
     inflight: [DFF<Bits<16>>; 16],
     alpha: [DFF<Bits<16>>; 16],
+    /// decrease_shift(alpha), kept next to alpha so the decrease is a shift by a register
+    ash: [DFF<Bits<4>>; 16],
     ai_acc: [DFF<Bits<32>>; 16],
     cwr_left: [DFF<Bits<16>>; 16],
     pending: [DFF<Bit>; 16],
     pend_ent: [DFF<Bits<16>>; 16],
-    last: DFF<Bits<4>>,
+    /// ELIGIBLE_HEALTH of the path, registered from the next state (a function of health,
+    /// reroll_pending, plane and planes_up, so the selection does not recompute it)
+    eh: [DFF<Bit>; 16],
+    /// One-hot of the path chosen last (its power-up value 0 acts like path 15, as after INIT).
+    last_oh: DFF<Bits<16>>,
     planes_up: DFF<Bits<8>>,
     /// conn_limit stored inverted (power-up value 0 = 65535)
     nlimit: DFF<Bits<16>>,
@@ -129,7 +168,7 @@ pub struct PathSelectorHw {
     cnt: DFF<Bits<5>>,
     occ: DFF<Bits<5>>,
     // constants
-    k4: [Constant<Bits<4>>; 16],
+    k4: [Constant<Bits<4>>; 11],
     p4: [Constant<Bits<4>>; 4],
     enc16: [Constant<Bits<16>>; 4],
     oh16: [Constant<Bits<16>>; 16],
@@ -142,6 +181,7 @@ pub struct PathSelectorHw {
     c_one: Constant<Bits<16>>,
     c_init: Constant<Bits<16>>,
     c_max: Constant<Bits<16>>,
+    c_max_less1: Constant<Bits<16>>,
     c_min: Constant<Bits<16>>,
     c_aone: Constant<Bits<16>>,
     c_g: Constant<Bits<16>>,
@@ -149,7 +189,8 @@ pub struct PathSelectorHw {
     c_ent_hi: Constant<Bits<16>>,
     c_ent_lo: Constant<Bits<16>>,
     c8: Constant<Bits<16>>,
-    c11: Constant<Bits<32>>,
+    c8w: Constant<Bits<32>>,
+    c_ash0: Constant<Bits<4>>,
     z32: Constant<Bits<32>>,
     one4: Constant<Bits<4>>,
     one5: Constant<Bits<5>>,
@@ -174,81 +215,92 @@ pub struct PathSelectorHw {
     c8b: Constant<Bits<8>>,
     pmod: [Constant<Bits<3>>; 128],
     ent0: [Constant<Bits<16>>; 16],
-    // locals
+    // locals: input stage
     rdy: Signal<Local, Bit>,
-    pick: Signal<Local, Bits<16>>,
+    accept: Signal<Local, Bit>,
+    pop: Signal<Local, Bit>,
+    ial: Signal<Local, Bits<16>>,
     xa: Signal<Local, Wide32>,
-    xc: Signal<Local, Wide32>,
-    xs: Signal<Local, Wide32>,
-    sum2: Signal<Local, Bits<32>>,
+    ia32: Signal<Local, Bits<32>>,
+    // locals: selection
+    o: Signal<Local, SelOp>,
+    pu: Signal<Local, Bits<8>>,
+    elig_h: Signal<Local, Bits<16>>,
+    elig: Signal<Local, Bits<16>>,
     infl: Signal<Local, Bits<16>>,
     cwl: Signal<Local, Bits<16>>,
     wopen: Signal<Local, Bit>,
-    is_sel: Signal<Local, Bit>,
-    sel_ent: Signal<Local, Bits<16>>,
-    sel_pl: Signal<Local, Bits<3>>,
-    sel_h: Signal<Local, Bits<2>>,
+    lim_ok: Signal<Local, Bit>,
+    above: Signal<Local, Bits<16>>,
+    hm: Signal<Local, Bits<16>>,
+    oh_hi: Signal<Local, Bits<16>>,
+    oh_lo: Signal<Local, Bits<16>>,
     oh: Signal<Local, Bits<16>>,
     sel_idx: Signal<Local, Bits<4>>,
+    found: Signal<Local, Bit>,
+    // locals: per path
+    ge: [Signal<Local, Bit>; 16],
+    isub: [Signal<Local, Bits<16>>; 16],
+    at: [Signal<Local, Bits<16>>; 16],
+    anew: [Signal<Local, Bits<16>>; 16],
+    nash: [Signal<Local, Bits<4>>; 16],
+    cut: [Signal<Local, Bits<16>>; 16],
+    cwc: [Signal<Local, Bits<16>>; 16],
+    cwr0: [Signal<Local, Bit>; 16],
+    cwrs: [Signal<Local, Bits<16>>; 16],
+    xc: Signal<Local, Wide32>,
+    cw32: [Signal<Local, Bits<32>>; 16],
+    ais: [Signal<Local, Bits<32>>; 16],
+    aige: [Signal<Local, Bit>; 16],
+    aim: [Signal<Local, Bits<32>>; 16],
+    cwi: [Signal<Local, Bits<16>>; 16],
+    n_h: [Signal<Local, Bits<2>>; 16],
+    n_ent: [Signal<Local, Bits<16>>; 16],
+    n_pl: [Signal<Local, Bits<3>>; 16],
+    n_pend: [Signal<Local, Bit>; 16],
+    n_pu: Signal<Local, Bits<8>>,
+    me: [Signal<Local, Bits<16>>; 16],
+    mp: [Signal<Local, Bits<3>>; 16],
+    mh: [Signal<Local, Bits<2>>; 16],
+    ma: [Signal<Local, Bits<16>>; 16],
+    mi: [Signal<Local, Bits<16>>; 16],
+    ge4: [Signal<Local, Bits<16>>; 4],
+    gp4: [Signal<Local, Bits<3>>; 4],
+    gh4: [Signal<Local, Bits<2>>; 4],
+    ga4: [Signal<Local, Bits<16>>; 4],
+    gi4: [Signal<Local, Bits<16>>; 4],
+    // locals: connection-wide
+    gem: Signal<Local, Bits<16>>,
+    c0m: Signal<Local, Bits<16>>,
+    big: Signal<Local, Bit>,
+    cwr0p: Signal<Local, Bit>,
+    infp: Signal<Local, Bits<16>>,
+    mcp: Signal<Local, Bits<16>>,
+    pcs: Signal<Local, Bits<16>>,
+    dms: Signal<Local, Bits<16>>,
+    pcb: Signal<Local, Bits<16>>,
+    dmb: Signal<Local, Bits<16>>,
+    tots: Signal<Local, Bits<16>>,
+    totb: Signal<Local, Bits<16>>,
+    n_total: Signal<Local, Bits<16>>,
+    n_probes: Signal<Local, Bits<16>>,
+    reroute: Signal<Local, Bit>,
+    rec: Signal<Local, SelOut>,
+    rec2: Signal<Local, SelOut>,
+    lim1: Signal<Local, Bits<16>>,
+    pm: Signal<Local, Bits<16>>,
+    npl: Signal<Local, Bits<4>>,
+    // locals: record pipeline
     member: Signal<Local, Bits<16>>,
     mem1: Signal<Local, Bits<16>>,
     am: [Signal<Local, Bits<16>>; 16],
     bm: [Signal<Local, Bits<16>>; 16],
-    frec: Signal<Local, SelOut>,
-    hm: Signal<Local, Bits<16>>,
-    pm: Signal<Local, Bits<16>>,
-    cur_ent: Signal<Local, Bits<16>>,
-    cur_plane: Signal<Local, Bits<3>>,
-    accept: Signal<Local, Bit>,
-    pop: Signal<Local, Bit>,
-    o: Signal<Local, SelOp>,
-    pi: Signal<Local, Bits<4>>,
-    pu: Signal<Local, Bits<8>>,
-    elig_h: Signal<Local, Bits<16>>,
-    elig: Signal<Local, Bits<16>>,
-    start: Signal<Local, Bits<4>>,
-    found: Signal<Local, Bit>,
-    cur_h: Signal<Local, Bits<2>>,
-    cur_cwnd: Signal<Local, Bits<16>>,
-    cur_inf: Signal<Local, Bits<16>>,
-    cur_alpha: Signal<Local, Bits<16>>,
-    cur_ai: Signal<Local, Bits<32>>,
-    cur_cwr: Signal<Local, Bits<16>>,
-    cur_pend: Signal<Local, Bit>,
-    cur_pent: Signal<Local, Bits<16>>,
-    n_h: Signal<Local, Bits<2>>,
-    n_cwnd: Signal<Local, Bits<16>>,
-    n_inf: Signal<Local, Bits<16>>,
-    n_alpha: Signal<Local, Bits<16>>,
-    n_ai: Signal<Local, Bits<32>>,
-    n_cwr: Signal<Local, Bits<16>>,
-    n_pend: Signal<Local, Bit>,
-    n_pent: Signal<Local, Bits<16>>,
-    n_ent: Signal<Local, Bits<16>>,
-    set_ent: Signal<Local, Bit>,
-    n_total: Signal<Local, Bits<16>>,
-    wr: Signal<Local, Bit>,
-    done: Signal<Local, Bits<16>>,
     sum: Signal<Local, Bits<16>>,
     up: Signal<Local, Bits<16>>,
-    a_new: Signal<Local, Bits<16>>,
-    prod: Signal<Local, Bits<32>>,
-    cut: Signal<Local, Bits<32>>,
-    cw_cut: Signal<Local, Bits<16>>,
-    ai_sum: Signal<Local, Bits<32>>,
-    acked32: Signal<Local, Bits<32>>,
-    cwnd32: Signal<Local, Bits<32>>,
-    amax1: Signal<Local, Bits<16>>,
     aup: Signal<Local, Bits<32>>,
-    reroute: Signal<Local, Bit>,
-    ent: Signal<Local, Bits<16>>,
-    rec: Signal<Local, SelOut>,
-    rpath: Signal<Local, Bits<4>>,
-    lim1: Signal<Local, Bits<16>>,
-    pc: Signal<Local, Bits<16>>,
-    n_probes: Signal<Local, Bits<16>>,
-    dmp: Signal<Local, Bits<16>>,
-    npl: Signal<Local, Bits<4>>,
+    xs: Signal<Local, Wide32>,
+    sum2: Signal<Local, Bits<32>>,
+    frec: Signal<Local, SelOut>,
 }
 
 impl Default for PathSelectorHw {
@@ -274,6 +326,7 @@ impl Default for PathSelectorHw {
                     c_one: kc(u64::from(CWND_ONE)),
                     c_init: kc(u64::from(CWND_INIT_PKTS << CWND_FRAC_BITS)),
                     c_max: kc(u64::from(CWND_MAX_PKTS << CWND_FRAC_BITS)),
+                    c_max_less1: kc(u64::from((CWND_MAX_PKTS << CWND_FRAC_BITS) - CWND_ONE)),
                     c_min: kc(u64::from(CWND_MIN_PKTS << CWND_FRAC_BITS)),
                     c_aone: kc(u64::from(ALPHA_ONE)),
                     c_g: kc(u64::from(ALPHA_ONE >> ECN_G_SHIFT)),
@@ -281,7 +334,8 @@ impl Default for PathSelectorHw {
                     c_ent_hi: kc(0xC000),
                     c_ent_lo: kc(0x3FFF),
                     c8: kc(u64::from(CWND_FRAC_BITS)),
-                    c11: kc(11),
+                    c8w: kc(u64::from(CWND_FRAC_BITS)),
+                    c_ash0: kc(ASH_ZERO),
                     z32: kc(0),
                     one4: kc(1),
                     one5: kc(1),
@@ -307,13 +361,13 @@ impl Default for PathSelectorHw {
         }
         d!(
             clock, in_valid, in_ready, in_op, in_path, in_room, in_a, in_b, in_c, in_flag, out_valid, out_ready, out,
-            fifo, pr, health, plane, entropy, cwnd, inflight, alpha, ai_acc, cwr_left, pending, pend_ent, last,
-            planes_up, nlimit, total, probes, wp, rp, cnt, occ, rdy, accept, pop, o, pi, pu, elig_h, elig, start,
-            found, cur_h, cur_cwnd, cur_inf, cur_alpha, cur_ai, cur_cwr, cur_pend, cur_pent, n_h, n_cwnd, n_inf,
-            n_alpha, n_ai, n_cwr, n_pend, n_pent, n_ent, set_ent, n_total, wr, done, sum, up, a_new, prod, cut, cw_cut,
-            ai_sum, acked32, cwnd32, amax1, aup, reroute, ent, rec, rpath, lim1, npl, member, mem1, am, frec, q1r, q2r,
-            q1a, q2s, q2c, bm, pc, n_probes, dmp, pick, xa, xc, xs, sum2, infl, cwl, wopen, is_sel, sel_ent, sel_pl,
-            sel_h, oh, sel_idx, hm, pm, cur_ent, cur_plane
+            fifo, q1r, q2r, q3r, q3sum, q3up, q1a, q2s, q2c, pr, health, plane, entropy, cwnd, inflight, alpha, ash,
+            ai_acc, cwr_left, pending, pend_ent, eh, last_oh, planes_up, nlimit, total, probes, wp, rp, cnt, occ, rdy,
+            accept, pop, ial, xa, ia32, o, pu, elig_h, elig, infl, cwl, wopen, lim_ok, above, hm, oh_hi, oh_lo, oh,
+            sel_idx, found, ge, isub, at, anew, nash, cut, cwc, cwr0, cwrs, xc, cw32, ais, aige, aim, cwi, n_h, n_ent,
+            n_pl, n_pend, n_pu, me, mp, mh, ma, mi, ge4, gp4, gh4, ga4, gi4, gem, c0m, big, cwr0p, infp, mcp, pcs, dms,
+            pcb, dmb, tots, totb, n_total, n_probes, reroute, rec, rec2, lim1, pm, npl, member, mem1, am, bm, sum, up,
+            aup, xs, sum2, frec
         )
     }
 }
@@ -321,7 +375,9 @@ impl Default for PathSelectorHw {
 impl Logic for PathSelectorHw {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, q1r, q2r, pr, last, planes_up, nlimit, total, probes, wp, rp, cnt, occ);
+        dff_setup!(
+            self, clock, q1r, q2r, q3r, q3sum, q3up, pr, last_oh, planes_up, nlimit, total, probes, wp, rp, cnt, occ
+        );
         self.fifo.clock.next = self.clock.val();
         for i in 0..16 {
             self.q1a[i].clock.next = self.clock.val();
@@ -338,23 +394,22 @@ impl Logic for PathSelectorHw {
             self.cwnd[i].clock.next = self.clock.val();
             self.inflight[i].clock.next = self.clock.val();
             self.alpha[i].clock.next = self.clock.val();
+            self.ash[i].clock.next = self.clock.val();
             self.ai_acc[i].clock.next = self.clock.val();
             self.cwr_left[i].clock.next = self.clock.val();
             self.pending[i].clock.next = self.clock.val();
             self.pend_ent[i].clock.next = self.clock.val();
-            self.health[i].d.next = self.health[i].q.val();
-            self.plane[i].d.next = self.plane[i].q.val();
-            self.entropy[i].d.next = self.entropy[i].q.val();
+            self.eh[i].clock.next = self.clock.val();
             self.cwnd[i].d.next = self.cwnd[i].q.val();
             self.inflight[i].d.next = self.inflight[i].q.val();
             self.alpha[i].d.next = self.alpha[i].q.val();
+            self.ash[i].d.next = self.ash[i].q.val();
             self.ai_acc[i].d.next = self.ai_acc[i].q.val();
             self.cwr_left[i].d.next = self.cwr_left[i].q.val();
-            self.pending[i].d.next = self.pending[i].q.val();
             self.pend_ent[i].d.next = self.pend_ent[i].q.val();
         }
 
-        // ---------------- input ----------------
+        // ---------------- input: decode everything that depends on the operation alone ----------
         self.rdy.next = self.occ.q.val() < self.depth5.val();
         self.in_ready.next = self.rdy.val();
         self.accept.next = self.in_valid.val() && self.rdy.val();
@@ -366,18 +421,42 @@ impl Logic for PathSelectorHw {
         self.pr.d.next.b = self.in_b.val();
         self.pr.d.next.c = self.in_c.val();
         self.pr.d.next.flag = self.in_flag.val();
+        self.pr.d.next.hit = self.z16.val();
+        if self.accept.val() {
+            self.pr.d.next.hit = self.one16.val() << self.in_path.val();
+        }
+        self.ial.next = self.in_a.val() + self.in_b.val();
+        if self.ial.val() < self.in_a.val() {
+            self.ial.next = self.ones16.val();
+        }
+        self.pr.d.next.al = self.ial.val();
+        self.xa.next.lo = self.in_a.val();
+        self.xa.next.hi = self.z16.val();
+        self.ia32.next = self.xa.val().into();
+        self.pr.d.next.a8 = self.ia32.val() << self.c8w.val();
+        self.pr.d.next.a_nz = self.in_a.val().any();
+        self.pr.d.next.ent = self.c_ent_hi.val() | (self.in_a.val() & self.c_ent_lo.val());
+        self.pr.d.next.is_sel = self.accept.val() && (self.in_op.val() == self.op_select.val());
+        self.pr.d.next.is_charge = self.accept.val() && (self.in_op.val() == self.op_charge.val());
+        self.pr.d.next.is_credit = self.accept.val() && (self.in_op.val() == self.op_credit.val());
+        self.pr.d.next.is_health = self.accept.val() && (self.in_op.val() == self.op_health.val());
+        self.pr.d.next.is_clear = self.accept.val() && (self.in_op.val() == self.op_clear.val());
+        self.pr.d.next.is_rreroll = self.accept.val() && (self.in_op.val() == self.op_rreroll.val());
+        self.pr.d.next.is_reroll = self.accept.val() && (self.in_op.val() == self.op_reroll.val());
+        self.pr.d.next.is_plane = self.accept.val() && (self.in_op.val() == self.op_plane.val());
+        self.pr.d.next.is_plane_up = self.accept.val() && (self.in_op.val() == self.op_plane_up.val());
+        self.pr.d.next.is_limit = self.accept.val() && (self.in_op.val() == self.op_limit.val());
+        self.pr.d.next.is_init = self.accept.val() && (self.in_op.val() == self.op_init.val());
+        self.pr.d.next.is_probe = self.accept.val() && (self.in_op.val() == self.op_probe.val());
 
-        // ---------------- the operation ----------------
+        // ---------------- the operation: selection ----------------
         self.o.next = self.pr.q.val();
         self.pu.next = self.planes_up.q.val();
         // eligible_health (Up or Suspect, not draining for a re-roll, plane up) and window_open
         self.elig_h.next = self.z16.val();
         self.elig.next = self.z16.val();
         for i in 0..16 {
-            if (self.health[i].q.val() == self.h_up.val() || self.health[i].q.val() == self.h_suspect.val())
-                && !self.pending[i].q.val()
-                && self.pu.val().get_bit(self.plane[i].q.val().index())
-            {
+            if self.eh[i].q.val() {
                 self.elig_h.next = self.elig_h.val() | self.oh16[i].val();
             }
         }
@@ -396,260 +475,242 @@ impl Logic for PathSelectorHw {
                 self.elig.next = self.elig.val() | self.oh16[i].val();
             }
         }
-        if self.total.q.val() >= !self.nlimit.q.val() {
-            self.elig.next = self.z16.val();
-        }
-        // round robin from the path after `last`
-        self.start.next = self.last.q.val() + self.one4.val();
-        // lowest eligible path at or after `start`, else the lowest eligible: isolate the lowest
-        // set bit with x & -x (a carry chain), then encode it
-        self.hm.next = self.elig.val() & (self.ones16.val() << self.start.val());
-        self.pick.next = self.elig.val();
+        // the connection limit gates the outcome, not the search (its compare runs in parallel)
+        self.lim_ok.next = self.total.q.val() < !self.nlimit.q.val();
+        // round robin from the path after `last`: the lowest eligible path above `last`, else the
+        // lowest eligible; both lowest set bits (x & -x, a carry chain each) in parallel
+        self.above.next = !((self.last_oh.q.val() << self.one16.val()) - self.one16.val());
+        self.hm.next = self.elig.val() & self.above.val();
+        self.oh_hi.next = self.hm.val() & (!self.hm.val() + self.one16.val());
+        self.oh_lo.next = self.elig.val() & (!self.elig.val() + self.one16.val());
+        self.found.next = self.elig.val().any() && self.lim_ok.val();
+        self.oh.next = self.oh_lo.val();
         if self.hm.val().any() {
-            self.pick.next = self.hm.val();
+            self.oh.next = self.oh_hi.val();
         }
-        self.oh.next = self.pick.val() & (!self.pick.val() + self.one16.val());
-        self.sel_idx.next = self.k4[0].val();
-        for b in 0..4 {
-            if (self.oh.val() & self.enc16[b].val()).any() {
-                self.sel_idx.next = self.sel_idx.val() | self.p4[b].val();
-            }
+        if !self.lim_ok.val() {
+            self.oh.next = self.z16.val();
         }
-        self.found.next = self.elig.val().any();
-        self.pi.next = self.o.val().path;
-        self.is_sel.next = (self.o.val().op == self.op_select.val()) && self.found.val();
-        // the addressed path's state
-        self.cur_h.next = self.health[0].q.val();
-        self.cur_cwnd.next = self.cwnd[0].q.val();
-        self.cur_inf.next = self.inflight[0].q.val();
-        self.cur_alpha.next = self.alpha[0].q.val();
-        self.cur_ai.next = self.ai_acc[0].q.val();
-        self.cur_cwr.next = self.cwr_left[0].q.val();
-        self.cur_pend.next = self.pending[0].q.val();
-        self.cur_pent.next = self.pend_ent[0].q.val();
-        self.cur_ent.next = self.entropy[0].q.val();
-        self.cur_plane.next = self.plane[0].q.val();
+
+        // ---------------- the operation: every path's next state, in parallel ----------------
+        self.gem.next = self.z16.val();
+        self.c0m.next = self.z16.val();
         for i in 0..16 {
-            if self.pi.val() == self.k4[i].val() {
-                self.cur_h.next = self.health[i].q.val();
-                self.cur_cwnd.next = self.cwnd[i].q.val();
-                self.cur_inf.next = self.inflight[i].q.val();
-                self.cur_alpha.next = self.alpha[i].q.val();
-                self.cur_ai.next = self.ai_acc[i].q.val();
-                self.cur_cwr.next = self.cwr_left[i].q.val();
-                self.cur_pend.next = self.pending[i].q.val();
-                self.cur_pent.next = self.pend_ent[i].q.val();
-                self.cur_ent.next = self.entropy[i].q.val();
-                self.cur_plane.next = self.plane[i].q.val();
+            // credit: done = min(acked + lost, inflight)
+            self.ge[i].next = self.o.val().al >= self.inflight[i].q.val();
+            self.isub[i].next = self.inflight[i].q.val() - self.o.val().al;
+            // alpha <- alpha - alpha / 16 + (ce ? 64 : 0), at most 1024; its decrease shift
+            self.at[i].next = self.alpha[i].q.val() - (self.alpha[i].q.val() >> self.k4[4].val());
+            if self.o.val().flag {
+                self.at[i].next = self.at[i].val() + self.c_g.val();
             }
-        }
-        self.n_h.next = self.cur_h.val();
-        self.n_cwnd.next = self.cur_cwnd.val();
-        self.n_inf.next = self.cur_inf.val();
-        self.n_alpha.next = self.cur_alpha.val();
-        self.n_ai.next = self.cur_ai.val();
-        self.n_cwr.next = self.cur_cwr.val();
-        self.n_pend.next = self.cur_pend.val();
-        self.n_pent.next = self.cur_pent.val();
-        self.set_ent.next = false;
-        self.n_ent.next = self.cur_pent.val();
-        self.n_total.next = self.total.q.val();
-        self.wr.next = false;
-        self.reroute.next = false;
-        self.ent.next = self.c_ent_hi.val() | (self.o.val().a & self.c_ent_lo.val());
-        // charge (select and charge)
-        if (self.o.val().op == self.op_charge.val()) || self.is_sel.val() {
-            if !self.total.q.val().all() {
-                self.n_total.next = self.total.q.val() + self.one16.val();
+            self.anew[i].next = self.at[i].val();
+            if self.at[i].val() > self.c_aone.val() {
+                self.anew[i].next = self.c_aone.val();
             }
-        }
-        if self.o.val().op == self.op_charge.val() {
-            self.wr.next = true;
-            if !self.cur_inf.val().all() {
-                self.n_inf.next = self.cur_inf.val() + self.one16.val();
-            }
-        }
-        self.n_probes.next = self.probes.q.val();
-        if self.o.val().op == self.op_probe.val() {
-            self.wr.next = true;
-            if !self.cur_inf.val().all() {
-                self.n_inf.next = self.cur_inf.val() + self.one16.val();
-            }
-            if !self.probes.q.val().all() {
-                self.n_probes.next = self.probes.q.val() + self.one16.val();
-            }
-        }
-        // credit
-        self.member.next = self.elig_h.val() | (self.one16.val() << self.o.val().path);
-        self.done.next = self.o.val().a + self.o.val().b;
-        if self.done.val() < self.o.val().a {
-            self.done.next = self.ones16.val();
-        }
-        if self.done.val() > self.cur_inf.val() {
-            self.done.next = self.cur_inf.val();
-        }
-        self.a_new.next = self.cur_alpha.val() - (self.cur_alpha.val() >> self.k4[4].val());
-        if self.o.val().flag {
-            self.a_new.next = self.a_new.val() + self.c_g.val();
-        }
-        if self.a_new.val() > self.c_aone.val() {
-            self.a_new.next = self.c_aone.val();
-        }
-        self.amax1.next = self.a_new.val();
-        if !self.a_new.val().any() {
-            self.amax1.next = self.one16.val();
-        }
-        self.prod.next = self.cur_cwnd.val() * self.amax1.val();
-        self.cut.next = self.prod.val() >> self.c11.val();
-        self.cw_cut.next = self.cur_cwnd.val() - self.cut.val().get_bits::<16>(0);
-        if self.cw_cut.val() < self.c_min.val() {
-            self.cw_cut.next = self.c_min.val();
-        }
-        self.xa.next.lo = self.o.val().a;
-        self.xa.next.hi = self.z16.val();
-        self.acked32.next = self.xa.val().into();
-        self.acked32.next = self.acked32.val() << self.c8.val();
-        self.xc.next.lo = self.cur_cwnd.val();
-        self.xc.next.hi = self.z16.val();
-        self.cwnd32.next = self.xc.val().into();
-        self.ai_sum.next = self.cur_ai.val() + self.acked32.val();
-        // probes among the credited packets leave the probe count, not the connection's
-        self.pc.next = self.o.val().c;
-        if self.pc.val() > self.done.val() {
-            self.pc.next = self.done.val();
-        }
-        if self.pc.val() > self.probes.q.val() {
-            self.pc.next = self.probes.q.val();
-        }
-        self.dmp.next = self.done.val() - self.pc.val();
-        if self.o.val().op == self.op_credit.val() {
-            self.wr.next = true;
-            self.n_inf.next = self.cur_inf.val() - self.done.val();
-            self.n_probes.next = self.probes.q.val() - self.pc.val();
-            self.n_total.next = self.z16.val();
-            if self.total.q.val() > self.dmp.val() {
-                self.n_total.next = self.total.q.val() - self.dmp.val();
-            }
-            if self.cur_pend.val() && (self.cur_inf.val() == self.done.val()) {
-                self.set_ent.next = true;
-                self.n_pend.next = false;
-            }
-            if self.o.val().a.any() {
-                if self.cur_h.val() == self.h_suspect.val() {
-                    self.n_h.next = self.h_up.val();
+            self.nash[i].next = self.c_ash0.val();
+            for k in 1..11 {
+                if self.anew[i].val().get_bit(k) {
+                    self.nash[i].next = self.k4[11 - k].val();
                 }
-                self.n_alpha.next = self.a_new.val();
-                self.n_cwr.next = self.z16.val();
-                if self.cur_cwr.val() > self.o.val().a {
-                    self.n_cwr.next = self.cur_cwr.val() - self.o.val().a;
-                }
-                if self.o.val().flag {
-                    if !self.n_cwr.val().any() {
-                        self.n_cwnd.next = self.cw_cut.val();
-                        self.n_cwr.next = (self.cw_cut.val() >> self.c8.val()) + self.one16.val();
-                        self.n_ai.next = self.z32.val();
-                        self.reroute.next = true;
+            }
+            // decrease by the alpha before this credit: cwnd - (cwnd >> shift), at least one packet
+            self.cut[i].next = self.cwnd[i].q.val() >> self.ash[i].q.val();
+            self.cwc[i].next = self.cwnd[i].q.val() - self.cut[i].val();
+            if !self.cwc[i].val().get_bits::<8>(8).any() {
+                self.cwc[i].next = self.c_min.val();
+            }
+            self.cwr0[i].next = self.o.val().a >= self.cwr_left[i].q.val();
+            self.cwrs[i].next = self.cwr_left[i].q.val() - self.o.val().a;
+            // additive increase
+            self.xc.next.lo = self.cwnd[i].q.val();
+            self.xc.next.hi = self.z16.val();
+            self.cw32[i].next = self.xc.val().into();
+            self.ais[i].next = self.ai_acc[i].q.val() + self.o.val().a8;
+            self.aige[i].next = self.ais[i].val().get_bits::<16>(16).any()
+                || (self.ais[i].val().get_bits::<16>(0) >= self.cwnd[i].q.val());
+            self.aim[i].next = self.ais[i].val() - self.cw32[i].val();
+            self.cwi[i].next = self.cwnd[i].q.val() + self.c_one.val();
+            if self.cwnd[i].q.val() > self.c_max_less1.val() {
+                self.cwi[i].next = self.c_max.val();
+            }
+            if self.ge[i].val() {
+                self.gem.next = self.gem.val() | self.oh16[i].val();
+            }
+            if self.cwr0[i].val() {
+                self.c0m.next = self.c0m.val() | self.oh16[i].val();
+            }
+            // next state of this path
+            self.n_h[i].next = self.health[i].q.val();
+            self.n_ent[i].next = self.entropy[i].q.val();
+            self.n_pl[i].next = self.plane[i].q.val();
+            self.n_pend[i].next = self.pending[i].q.val();
+            if self.o.val().hit.get_bit(i) {
+                if self.o.val().is_credit {
+                    self.inflight[i].d.next = self.isub[i].val();
+                    if self.ge[i].val() {
+                        self.inflight[i].d.next = self.z16.val();
+                        if self.pending[i].q.val() {
+                            self.n_ent[i].next = self.pend_ent[i].q.val();
+                            self.n_pend[i].next = false;
+                        }
                     }
-                } else {
-                    self.n_ai.next = self.ai_sum.val();
-                    if self.ai_sum.val() >= self.cwnd32.val() {
-                        self.n_ai.next = self.ai_sum.val() - self.cwnd32.val();
-                        self.n_cwnd.next = self.cur_cwnd.val() + self.c_one.val();
-                        if self.n_cwnd.val() > self.c_max.val() {
-                            self.n_cwnd.next = self.c_max.val();
+                    if self.o.val().a_nz {
+                        if self.health[i].q.val() == self.h_suspect.val() {
+                            self.n_h[i].next = self.h_up.val();
+                        }
+                        self.alpha[i].d.next = self.anew[i].val();
+                        self.ash[i].d.next = self.nash[i].val();
+                        self.cwr_left[i].d.next = self.cwrs[i].val();
+                        if self.cwr0[i].val() {
+                            self.cwr_left[i].d.next = self.z16.val();
+                        }
+                        if self.o.val().flag {
+                            if self.cwr0[i].val() {
+                                self.cwnd[i].d.next = self.cwc[i].val();
+                                self.cwr_left[i].d.next = (self.cwnd[i].q.val() >> self.c8.val()) + self.one16.val();
+                                self.ai_acc[i].d.next = self.z32.val();
+                            }
+                        } else {
+                            self.ai_acc[i].d.next = self.ais[i].val();
+                            if self.aige[i].val() {
+                                self.ai_acc[i].d.next = self.aim[i].val();
+                                self.cwnd[i].d.next = self.cwi[i].val();
+                            }
                         }
                     }
                 }
-            }
-        }
-        if self.o.val().op == self.op_health.val() {
-            self.wr.next = true;
-            self.n_h.next = self.o.val().a.get_bits::<2>(0);
-            if (self.n_h.val() == self.h_down.val()) || (self.n_h.val() == self.h_suspect.val()) {
-                if self.cur_cwnd.val() > self.c_init.val() {
-                    self.n_cwnd.next = self.c_init.val();
+                if (self.o.val().is_charge || self.o.val().is_probe) && !self.inflight[i].q.val().all() {
+                    self.inflight[i].d.next = self.inflight[i].q.val() + self.one16.val();
+                }
+                if self.o.val().is_health {
+                    self.n_h[i].next = self.o.val().a.get_bits::<2>(0);
+                    if ((self.o.val().a.get_bits::<2>(0) == self.h_down.val())
+                        || (self.o.val().a.get_bits::<2>(0) == self.h_suspect.val()))
+                        && (self.cwnd[i].q.val() > self.c_init.val())
+                    {
+                        self.cwnd[i].d.next = self.c_init.val();
+                    }
+                }
+                if self.o.val().is_clear {
+                    self.inflight[i].d.next = self.z16.val();
+                    if self.pending[i].q.val() {
+                        self.n_ent[i].next = self.pend_ent[i].q.val();
+                        self.n_pend[i].next = false;
+                    }
+                }
+                if self.o.val().is_rreroll {
+                    self.pend_ent[i].d.next = self.o.val().ent;
+                    self.alpha[i].d.next = self.z16.val();
+                    self.ash[i].d.next = self.c_ash0.val();
+                    self.cwr_left[i].d.next = self.z16.val();
+                    if self.inflight[i].q.val().any() {
+                        self.n_pend[i].next = true;
+                    } else {
+                        self.n_ent[i].next = self.o.val().ent;
+                    }
+                }
+                if self.o.val().is_reroll {
+                    self.n_ent[i].next = self.o.val().ent;
+                }
+                if self.o.val().is_plane {
+                    self.n_pl[i].next = self.o.val().a.get_bits::<3>(0);
                 }
             }
-        }
-        if self.o.val().op == self.op_clear.val() {
-            self.wr.next = true;
-            self.n_inf.next = self.z16.val();
-            self.n_total.next = self.z16.val();
-            if self.total.q.val() > self.cur_inf.val() {
-                self.n_total.next = self.total.q.val() - self.cur_inf.val();
-            }
-            if self.cur_pend.val() {
-                self.set_ent.next = true;
-                self.n_pend.next = false;
+            self.ma[i].next = self.z16.val();
+            self.mi[i].next = self.z16.val();
+            if self.o.val().hit.get_bit(i) {
+                self.ma[i].next = self.anew[i].val();
+                self.mi[i].next = self.inflight[i].q.val();
             }
         }
-        if self.o.val().op == self.op_rreroll.val() {
-            self.wr.next = true;
-            self.n_pent.next = self.ent.val();
-            self.n_alpha.next = self.z16.val();
-            self.n_cwr.next = self.z16.val();
-            if self.cur_inf.val().any() {
-                self.n_pend.next = true;
+        // one-hot multiplexers as OR trees
+        for g in 0..4 {
+            self.ga4[g].next = (self.ma[4 * g].val() | self.ma[4 * g + 1].val())
+                | (self.ma[4 * g + 2].val() | self.ma[4 * g + 3].val());
+            self.gi4[g].next = (self.mi[4 * g].val() | self.mi[4 * g + 1].val())
+                | (self.mi[4 * g + 2].val() | self.mi[4 * g + 3].val());
+        }
+        self.infp.next = (self.gi4[0].val() | self.gi4[1].val()) | (self.gi4[2].val() | self.gi4[3].val());
+        self.big.next = (self.gem.val() & self.o.val().hit).any();
+        self.cwr0p.next = (self.c0m.val() & self.o.val().hit).any();
+
+        // ---------------- connection-wide counters ----------------
+        // credit: pr = min(probes, done, probes_inflight) = min(done, m) with m = min(probes,
+        // probes_inflight); done - pr = satsub(done, m); both outcomes of done (acked + lost, or
+        // the path's inflight when that is smaller) are computed in parallel
+        self.mcp.next = self.o.val().c;
+        if self.probes.q.val() < self.o.val().c {
+            self.mcp.next = self.probes.q.val();
+        }
+        self.pcs.next = self.mcp.val();
+        self.dms.next = self.o.val().al - self.mcp.val();
+        if self.o.val().al < self.mcp.val() {
+            self.pcs.next = self.o.val().al;
+            self.dms.next = self.z16.val();
+        }
+        self.pcb.next = self.mcp.val();
+        self.dmb.next = self.infp.val() - self.mcp.val();
+        if self.infp.val() < self.mcp.val() {
+            self.pcb.next = self.infp.val();
+            self.dmb.next = self.z16.val();
+        }
+        self.tots.next = self.total.q.val() - self.dms.val();
+        if self.total.q.val() < self.dms.val() {
+            self.tots.next = self.z16.val();
+        }
+        self.totb.next = self.total.q.val() - self.dmb.val();
+        if self.total.q.val() < self.dmb.val() {
+            self.totb.next = self.z16.val();
+        }
+        self.n_total.next = self.total.q.val();
+        self.n_probes.next = self.probes.q.val();
+        if (self.o.val().is_charge || (self.o.val().is_sel && self.found.val())) && !self.total.q.val().all() {
+            self.n_total.next = self.total.q.val() + self.one16.val();
+        }
+        if self.o.val().is_probe && !self.probes.q.val().all() {
+            self.n_probes.next = self.probes.q.val() + self.one16.val();
+        }
+        if self.o.val().is_credit {
+            if self.big.val() {
+                self.n_total.next = self.totb.val();
+                self.n_probes.next = self.probes.q.val() - self.pcb.val();
             } else {
-                self.set_ent.next = true;
-                self.n_ent.next = self.ent.val();
+                self.n_total.next = self.tots.val();
+                self.n_probes.next = self.probes.q.val() - self.pcs.val();
             }
         }
-        if self.o.val().op == self.op_reroll.val() {
-            self.set_ent.next = true;
-            self.n_ent.next = self.ent.val();
-        }
-        // write back the addressed path
-        for i in 0..16 {
-            if self.o.val().v && (self.pi.val() == self.k4[i].val()) {
-                if self.wr.val() {
-                    self.health[i].d.next = self.n_h.val();
-                    self.cwnd[i].d.next = self.n_cwnd.val();
-                    self.inflight[i].d.next = self.n_inf.val();
-                    self.alpha[i].d.next = self.n_alpha.val();
-                    self.ai_acc[i].d.next = self.n_ai.val();
-                    self.cwr_left[i].d.next = self.n_cwr.val();
-                    self.pending[i].d.next = self.n_pend.val();
-                    self.pend_ent[i].d.next = self.n_pent.val();
-                }
-                if self.set_ent.val() {
-                    self.entropy[i].d.next = self.n_ent.val();
-                }
-                if self.o.val().op == self.op_plane.val() {
-                    self.plane[i].d.next = self.o.val().a.get_bits::<3>(0);
-                }
+        if self.o.val().is_clear {
+            self.n_total.next = self.z16.val();
+            if self.total.q.val() > self.infp.val() {
+                self.n_total.next = self.total.q.val() - self.infp.val();
             }
-            // select: charge the chosen path in place (no mux through the path index)
-            if self.o.val().v && self.is_sel.val() && self.oh.val().get_bit(i) && !self.inflight[i].q.val().all() {
-                self.inflight[i].d.next = self.inflight[i].q.val() + self.one16.val();
+        }
+        self.total.d.next = self.n_total.val();
+        self.probes.d.next = self.n_probes.val();
+        if self.o.val().is_sel && self.found.val() {
+            self.last_oh.d.next = self.oh.val();
+        }
+        self.n_pu.next = self.pu.val();
+        if self.o.val().is_plane_up {
+            if self.o.val().flag {
+                self.n_pu.next = self.pu.val() | (self.oh8[0].val() << self.o.val().a.get_bits::<3>(0));
+            } else {
+                self.n_pu.next = self.pu.val() & !(self.oh8[0].val() << self.o.val().a.get_bits::<3>(0));
             }
         }
         self.lim1.next = self.o.val().a;
         if !self.o.val().a.any() {
             self.lim1.next = self.one16.val();
         }
+        if self.o.val().is_limit {
+            self.nlimit.d.next = !self.lim1.val();
+        }
+        // new(paths = a, planes = b): planes clamped to 1..=8, path p on plane p % planes
         self.pm.next = (self.one16.val() << self.o.val().a.get_bits::<4>(0)) - self.one16.val();
         if self.o.val().a.get_bits::<4>(4).any() {
             self.pm.next = self.ones16.val();
         }
-        if self.o.val().v {
-            self.total.d.next = self.n_total.val();
-            self.probes.d.next = self.n_probes.val();
-            if (self.o.val().op == self.op_select.val()) && self.found.val() {
-                self.last.d.next = self.sel_idx.val();
-            }
-            if self.o.val().op == self.op_plane_up.val() {
-                if self.o.val().flag {
-                    self.planes_up.d.next = self.pu.val() | (self.oh8[0].val() << self.o.val().a.get_bits::<3>(0));
-                } else {
-                    self.planes_up.d.next = self.pu.val() & !(self.oh8[0].val() << self.o.val().a.get_bits::<3>(0));
-                }
-            }
-            if self.o.val().op == self.op_limit.val() {
-                self.nlimit.d.next = !self.lim1.val();
-            }
-        }
-        // new(paths = a, planes = b): planes clamped to 1..=8, path p on plane p % planes
         self.npl.next = self.o.val().b.get_bits::<4>(0);
         if !self.o.val().b.get_bits::<8>(0).any() {
             self.npl.next = self.one4.val();
@@ -657,77 +718,107 @@ impl Logic for PathSelectorHw {
         if self.o.val().b.get_bits::<8>(0) > self.c8b.val() {
             self.npl.next = self.k4[8].val();
         }
-        if self.o.val().v && (self.o.val().op == self.op_init.val()) {
-            self.last.d.next = self.k4[15].val();
+        if self.o.val().is_init {
+            self.last_oh.d.next = self.oh16[15].val();
             self.probes.d.next = self.z16.val();
             self.nlimit.d.next = self.z16.val();
             self.total.d.next = self.z16.val();
             for k in 0..8 {
                 if self.npl.val() == self.k4[k + 1].val() {
-                    self.planes_up.d.next = self.pup[k].val();
+                    self.n_pu.next = self.pup[k].val();
                     for i in 0..16 {
-                        self.plane[i].d.next = self.pmod[k * 16 + i].val();
+                        self.n_pl[i].next = self.pmod[k * 16 + i].val();
                     }
                 }
             }
             for i in 0..16 {
-                self.health[i].d.next = self.h_disabled.val();
+                self.n_h[i].next = self.h_disabled.val();
                 if self.pm.val().get_bit(i) {
-                    self.health[i].d.next = self.h_up.val();
+                    self.n_h[i].next = self.h_up.val();
                 }
-                self.entropy[i].d.next = self.ent0[i].val();
+                self.n_ent[i].next = self.ent0[i].val();
                 self.cwnd[i].d.next = self.c_init.val();
                 self.inflight[i].d.next = self.z16.val();
                 self.alpha[i].d.next = self.z16.val();
+                self.ash[i].d.next = self.c_ash0.val();
                 self.ai_acc[i].d.next = self.z32.val();
                 self.cwr_left[i].d.next = self.z16.val();
-                self.pending[i].d.next = false;
+                self.n_pend[i].next = false;
                 self.pend_ent[i].d.next = self.z16.val();
             }
         }
+        self.planes_up.d.next = self.n_pu.val();
+        for i in 0..16 {
+            // select: charge the chosen path in place (the last multiplexer in front of inflight)
+            if self.o.val().is_sel && self.oh.val().get_bit(i) && !self.inflight[i].q.val().all() {
+                self.inflight[i].d.next = self.inflight[i].q.val() + self.one16.val();
+            }
+            self.health[i].d.next = self.n_h[i].val();
+            self.entropy[i].d.next = self.n_ent[i].val();
+            self.plane[i].d.next = self.n_pl[i].val();
+            self.pending[i].d.next = self.n_pend[i].val();
+            self.eh[i].d.next = ((self.n_h[i].val() == self.h_up.val()) || (self.n_h[i].val() == self.h_suspect.val()))
+                && !self.n_pend[i].val()
+                && self.n_pu.val().get_bit(self.n_pl[i].val().index());
+        }
 
         // ---------------- record and output FIFO ----------------
-        self.rpath.next = self.pi.val();
+        self.reroute.next = self.o.val().is_credit && self.o.val().a_nz && self.o.val().flag && self.cwr0p.val();
         self.rec.next.op = self.o.val().op;
         self.rec.next.ok = self.reroute.val();
+        self.rec.next.path = self.o.val().path;
         if self.o.val().op == self.op_select.val() {
             self.rec.next.ok = self.found.val();
         }
-        self.rec.next.path = self.pi.val();
-        if self.o.val().op == self.op_select.val() {
-            self.rec.next.path = self.sel_idx.val();
+        self.rec.next.entropy = self.z16.val();
+        self.rec.next.plane = self.z3.val();
+        self.rec.next.health = self.z2.val();
+        // record source: the chosen path for select, the addressed path otherwise
+        self.q1r.d.next.rsel = self.o.val().hit;
+        if self.o.val().is_sel {
+            self.q1r.d.next.rsel = self.oh.val();
         }
-        self.rec.next.entropy = self.cur_ent.val();
-        if self.set_ent.val() {
-            self.rec.next.entropy = self.n_ent.val();
-        }
-        self.rec.next.plane = self.cur_plane.val();
-        if self.o.val().op == self.op_plane.val() {
-            self.rec.next.plane = self.o.val().a.get_bits::<3>(0);
-        }
-        self.rec.next.health = self.n_h.val();
-        self.sel_ent.next = self.z16.val();
-        self.sel_pl.next = self.z3.val();
-        self.sel_h.next = self.z2.val();
-        for i in 0..16 {
-            if self.oh.val().get_bit(i) {
-                self.sel_ent.next = self.sel_ent.val() | self.entropy[i].q.val();
-                self.sel_pl.next = self.sel_pl.val() | self.plane[i].q.val();
-                self.sel_h.next = self.sel_h.val() | self.health[i].q.val();
-            }
-        }
-        if self.o.val().op == self.op_select.val() {
-            self.rec.next.entropy = self.sel_ent.val();
-            self.rec.next.plane = self.sel_pl.val();
-            self.rec.next.health = self.sel_h.val();
-        }
+        self.member.next = self.elig_h.val() | self.o.val().hit;
         self.q1r.d.next.v = self.o.val().v;
         self.q1r.d.next.rec = self.rec.val();
-        self.q1r.d.next.md = self.reroute.val() && (self.o.val().op == self.op_credit.val());
-        self.q1r.d.next.a_new = self.a_new.val();
+        self.q1r.d.next.md = self.reroute.val();
+        self.q1r.d.next.a_new = (self.ga4[0].val() | self.ga4[1].val()) | (self.ga4[2].val() | self.ga4[3].val());
         self.q1r.d.next.member = self.member.val();
-        // Q1: mask the snapshot, four partial sums, member count
+        // Q1: the record's path fields; mask the snapshot, four partial sums, member count
         self.q2r.d.next = self.q1r.q.val();
+        for i in 0..16 {
+            self.me[i].next = self.z16.val();
+            self.mp[i].next = self.z3.val();
+            self.mh[i].next = self.z2.val();
+            if self.q1r.q.val().rsel.get_bit(i) {
+                self.me[i].next = self.entropy[i].q.val();
+                self.mp[i].next = self.plane[i].q.val();
+                self.mh[i].next = self.health[i].q.val();
+            }
+        }
+        for g in 0..4 {
+            self.ge4[g].next = (self.me[4 * g].val() | self.me[4 * g + 1].val())
+                | (self.me[4 * g + 2].val() | self.me[4 * g + 3].val());
+            self.gp4[g].next = (self.mp[4 * g].val() | self.mp[4 * g + 1].val())
+                | (self.mp[4 * g + 2].val() | self.mp[4 * g + 3].val());
+            self.gh4[g].next = (self.mh[4 * g].val() | self.mh[4 * g + 1].val())
+                | (self.mh[4 * g + 2].val() | self.mh[4 * g + 3].val());
+        }
+        self.rec2.next = self.q1r.q.val().rec;
+        // a select's path: encode its one-hot choice
+        self.sel_idx.next = self.k4[0].val();
+        for b in 0..4 {
+            if (self.q1r.q.val().rsel & self.enc16[b].val()).any() {
+                self.sel_idx.next = self.sel_idx.val() | self.p4[b].val();
+            }
+        }
+        if self.rec2.val().op == self.op_select.val() {
+            self.rec2.next.path = self.sel_idx.val();
+        }
+        self.rec2.next.entropy = (self.ge4[0].val() | self.ge4[1].val()) | (self.ge4[2].val() | self.ge4[3].val());
+        self.rec2.next.plane = (self.gp4[0].val() | self.gp4[1].val()) | (self.gp4[2].val() | self.gp4[3].val());
+        self.rec2.next.health = (self.gh4[0].val() | self.gh4[1].val()) | (self.gh4[2].val() | self.gh4[3].val());
+        self.q2r.d.next.rec = self.rec2.val();
         self.mem1.next = self.q1r.q.val().member;
         for i in 0..16 {
             self.am[i].next = self.z16.val();
@@ -749,36 +840,40 @@ impl Logic for PathSelectorHw {
             self.q2c[g].d.next = (self.bm[4 * g].val() + self.bm[4 * g + 1].val())
                 + (self.bm[4 * g + 2].val() + self.bm[4 * g + 3].val());
         }
-        // Q2: alpha * up > 2 * sum (the path's estimate is above twice the mean)
-        self.sum.next = (self.q2s[0].q.val() + self.q2s[1].q.val()) + (self.q2s[2].q.val() + self.q2s[3].q.val());
-        self.up.next = (self.q2c[0].q.val() + self.q2c[1].q.val()) + (self.q2c[2].q.val() + self.q2c[3].q.val());
-        self.aup.next = self.q2r.q.val().a_new * self.up.val();
+        // Q2: the sum of alpha and the member count
+        self.q3r.d.next = self.q2r.q.val();
+        self.q3sum.d.next = (self.q2s[0].q.val() + self.q2s[1].q.val()) + (self.q2s[2].q.val() + self.q2s[3].q.val());
+        self.q3up.d.next = (self.q2c[0].q.val() + self.q2c[1].q.val()) + (self.q2c[2].q.val() + self.q2c[3].q.val());
+        // Q3: alpha * up > 2 * sum (the path's estimate is above twice the mean)
+        self.sum.next = self.q3sum.q.val();
+        self.up.next = self.q3up.q.val();
+        self.aup.next = self.q3r.q.val().a_new * self.up.val();
         self.xs.next.lo = self.sum.val() << self.one16.val();
         self.xs.next.hi = self.z16.val();
         self.sum2.next = self.xs.val().into();
-        self.frec.next = self.q2r.q.val().rec;
-        if self.q2r.q.val().md {
+        self.frec.next = self.q3r.q.val().rec;
+        if self.q3r.q.val().md {
             self.frec.next.ok = (self.up.val() > self.one16.val())
-                && (self.q2r.q.val().a_new >= self.c_a8.val())
+                && (self.q3r.q.val().a_new >= self.c_a8.val())
                 && (self.aup.val() > self.sum2.val());
         }
         self.fifo.write_address.next = self.wp.q.val();
         self.fifo.write_data.next = self.frec.val();
-        self.fifo.write_enable.next = self.q2r.q.val().v;
+        self.fifo.write_enable.next = self.q3r.q.val().v;
         self.fifo.read_address.next = self.rp.q.val();
         self.out.next = self.fifo.read_data.val();
         self.out_valid.next = self.cnt.q.val().any();
         self.pop.next = self.cnt.q.val().any() && self.out_ready.val();
-        if self.q2r.q.val().v {
+        if self.q3r.q.val().v {
             self.wp.d.next = self.wp.q.val() + self.one4.val();
         }
         if self.pop.val() {
             self.rp.d.next = self.rp.q.val() + self.one4.val();
         }
-        if self.q2r.q.val().v && !self.pop.val() {
+        if self.q3r.q.val().v && !self.pop.val() {
             self.cnt.d.next = self.cnt.q.val() + self.one5.val();
         }
-        if !self.q2r.q.val().v && self.pop.val() {
+        if !self.q3r.q.val().v && self.pop.val() {
             self.cnt.d.next = self.cnt.q.val() - self.one5.val();
         }
         if self.accept.val() && !self.pop.val() {

@@ -154,6 +154,10 @@ pub struct TxA {
     pub inr0: Bit,
     pub inr1: Bit,
     pub wa: Bits<3>,
+    /// The row's head word is non-zero (before the op in B).
+    pub hb0: Bit,
+    /// wa is the row's head word.
+    pub weq0: Bit,
     pub wsa: Bits<32>,
     pub keep0: Bits<32>,
     pub keep1: Bits<32>,
@@ -269,7 +273,7 @@ pub struct TxScoreboardHw {
     sa00: [Signal<Local, Bits<32>>; 3],
     sd0: [Signal<Local, Bits<32>>; 3],
     sd1: [Signal<Local, Bits<32>>; 3],
-    sspan: [Signal<Local, Bits<32>>; 3],
+    sspan: [Signal<Local, Bits<9>>; 3],
     f_r00: [Signal<Local, Bit>; 3],
     f_r01: [Signal<Local, Bit>; 3],
     f_r10: [Signal<Local, Bit>; 3],
@@ -335,6 +339,10 @@ pub struct TxScoreboardHw {
     wrote: Signal<Local, Bit>,
     nz_after: Signal<Local, Bits<8>>,
     nzh: Signal<Local, Bit>,
+    hbk: Signal<Local, Bit>,
+    fra: Signal<Local, Bit>,
+    nzwa: Signal<Local, Bit>,
+    weqk: Signal<Local, Bit>,
     slide: Signal<Local, Bit>,
     sendok: Signal<Local, Bit>,
     ns: Signal<Local, TxState>,
@@ -503,6 +511,10 @@ impl Default for TxScoreboardHw {
             wrote,
             nz_after,
             nzh,
+            hbk,
+            fra,
+            nzwa,
+            weqk,
             slide,
             sendok,
             ns,
@@ -626,7 +638,9 @@ impl Logic for TxScoreboardHw {
             self.sa00[j].next = self.snxt[j].val() - self.suna[j].val();
             self.sd0[j].next = self.p.val().psn - self.suna[j].val();
             self.sd1[j].next = self.p.val().psm32 - self.suna[j].val();
-            self.sspan[j].next = self.snxt[j].val() - self.p.val().psn;
+            // next - word_psn in 9 bits: wherever the masks are used (aligned, 0 <= word_psn - una
+            // < 256, 0 <= next - una <= 224) it lies in -256 ..= 224, so 9 bits are exact
+            self.sspan[j].next = self.snxt[j].val().get_bits::<9>(0) - self.p.val().psn.get_bits::<9>(0);
             self.f_r00[j].next = self.sa00[j].val() < self.c_room.val();
             self.f_r01[j].next = self.sa00[j].val() < self.c_room1.val();
             self.f_r10[j].next = self.sa00[j].val() < self.c_win.val();
@@ -647,11 +661,11 @@ impl Logic for TxScoreboardHw {
                     self.sth1[j].next = self.sth1[j].val() | self.pow32b[i].val();
                 }
             }
-            if self.sspan[j].val().get_bits::<27>(5).any() {
+            if self.sspan[j].val().get_bits::<3>(5).any() {
                 self.sth0[j].next = self.ones32.val();
                 self.sth1[j].next = self.ones32.val();
             }
-            if self.sspan[j].val().get_bit(31) {
+            if self.sspan[j].val().get_bit(8) {
                 self.sth0[j].next = self.z32.val();
                 self.sth1[j].next = self.z32.val();
             }
@@ -773,6 +787,14 @@ impl Logic for TxScoreboardHw {
         self.ar.d.next.aligned = self.p.val().aligned;
         self.wa.next = self.p.val().wa;
         self.ar.d.next.wa = self.wa.val();
+        // stage B's slide test, taken off its path: the head word's flag and "ack word = head"
+        self.ar.d.next.hb0 = false;
+        for i in 0..8 {
+            if self.q.val().head == self.k3[i].val() {
+                self.ar.d.next.hb0 = self.qnz.val().get_bit(i);
+            }
+        }
+        self.ar.d.next.weq0 = self.wa.val() == self.q.val().head;
         self.ar.d.next.sent0 = self.s0.val();
         self.ar.d.next.sent1 = self.s1.val();
         self.ar.d.next.keep0 = self.k0.val();
@@ -1011,9 +1033,34 @@ impl Logic for TxScoreboardHw {
             self.nz_after.next = self.nz_k.val() & !(self.one8.val() << self.w.val());
         }
         // slide_and_disarm (ack_word, expire_head)
-        self.nzh.next = self.nz_k.val().get_bit(self.head_k.val().index());
-        if self.wrote.val() && (self.w.val() == self.head_k.val()) {
-            self.nzh.next = self.nzw.val() && self.a.val().is_ack;
+        // the head word is non-zero after this op (only ack_word and expire_head slide): expire
+        // empties it; an ack that wrote it leaves nzw; otherwise its flag, both candidates (RAM
+        // row or the previous op's result) taken from registers
+        self.hbk.next = self.a.val().hb0;
+        self.weqk.next = self.a.val().weq0;
+        if self.a.val().same {
+            for i in 0..8 {
+                if self.prs.val().head == self.k3[i].val() {
+                    self.hbk.next = self.prs.val().nz.get_bit(i);
+                }
+            }
+            self.weqk.next = self.a.val().wa == self.prs.val().head;
+        }
+        self.nzh.next = self.hbk.val();
+        // for an ack the written word is wa: its "from R" test skips the word-index multiplexer
+        self.fra.next = self.a.val().same && self.rr.q.val().wrote && (self.rr.q.val().w == self.a.val().wa);
+        self.nzwa.next = self.ak0.val();
+        if self.nu.val() {
+            self.nzwa.next = self.ak1.val();
+        }
+        if self.fra.val() {
+            self.nzwa.next = self.rk.val();
+        }
+        if self.a.val().is_ack && self.valid_ack.val() && self.weqk.val() {
+            self.nzh.next = self.nzwa.val();
+        }
+        if self.a.val().is_exp {
+            self.nzh.next = false;
         }
         if self.a.val().is_ack || self.a.val().is_exp {
             self.slide.next = !self.nzh.val() && self.ge_k.val();

@@ -264,6 +264,29 @@ fn reroll_drain_health_and_back_pressure() {
     check(&ops, 2, 40, 30);
 }
 
+/// The ECN decrease at every alpha level (a shift by the pre-ACK alpha rounded down to a power of
+/// two), back to back on one path, with large ACKs, over-credit and probes in the same credits.
+#[test]
+fn decrease_shift_and_over_credit_back_to_back() {
+    let mut ops = vec![Op::Init(2, 1)];
+    for round in 0..40u16 {
+        for _ in 0..6 {
+            ops.push(Op::Charge(0));
+        }
+        ops.push(Op::ChargeProbe(0));
+        // alternate marked and clean ACKs so alpha walks through every power of two
+        ops.push(Op::Credit(0, 1 + round % 3, 0, 0, round % 4 != 3));
+        ops.push(Op::Credit(0, 300, 2, 1, true)); // cwr_left reached at once; more than in flight
+        ops.push(Op::Credit(0, 0, 5, 1, false));
+        ops.push(Op::Select(u32::MAX));
+        ops.push(Op::Select(u32::MAX));
+        ops.push(Op::Credit(1, 40, 0, 0, round % 2 == 0));
+    }
+    ops.push(Op::ReqReroll(0, 7));
+    ops.push(Op::Credit(0, 9, 0, 0, true));
+    check(&ops, 5, 100, 100);
+}
+
 fn random_stream(seed: u64, n: usize) -> Vec<Op> {
     let mut rng = Lcg(seed);
     let mut ops = vec![Op::Init(4 + rng.below(13) as u8, 1 + rng.below(8) as u8)];

@@ -3,9 +3,9 @@
 //!
 //! Spraying is round robin from the path after the last one chosen, over paths that are
 //! up, on a plane that is up, below their congestion window and with scoreboard room, while
-//! the connection as a whole is below the receiver's fair-share limit. All arithmetic is
-//! shifts, adds and one small multiply, so the HDL mirror decides one packet per clock
-//! (SPEC.md §6.3, §8).
+//! the connection as a whole is below the receiver's fair-share limit. The window update is
+//! shifts, adds and compares (the decrease is a shift), so the HDL mirror decides one packet per
+//! clock (SPEC.md §6.3, §8).
 
 use crate::params::{
     ALPHA_ONE, CWND_FRAC_BITS, CWND_INIT_PKTS, CWND_MAX_PKTS, CWND_MIN_PKTS, CWND_ONE, ECN_G_SHIFT, MAX_PLANES, PATHS,
@@ -82,6 +82,13 @@ impl Default for PathSelector {
     fn default() -> Self {
         Self::new(PATHS as u8, 1)
     }
+}
+
+/// Right shift that turns a window into its multiplicative decrease for ECN estimate `alpha`:
+/// cwnd × 2^floor(log2(max(alpha, 1))) / (2 × ALPHA_ONE), i.e. 1 ..= log2(ALPHA_ONE) + 1.
+pub fn decrease_shift(alpha: u16) -> u32 {
+    let lg = 31 - u32::from(alpha.max(1)).leading_zeros();
+    (ALPHA_ONE.trailing_zeros() + 1).saturating_sub(lg)
 }
 
 /// Entropy values live in the dynamic port range so they never collide with 4791.
@@ -242,6 +249,9 @@ impl PathSelector {
             // An ACK made progress: the path is healthy again.
             s.health = PathHealth::Up;
         }
+        // The decrease below uses the estimate from before this ACK, so the hardware computes
+        // it from registered state in parallel with the alpha update (SPEC.md §6.3).
+        let alpha_before = s.alpha;
         // alpha <- alpha + g * (marked - alpha), one sample per ACK.
         let a = u32::from(s.alpha);
         let target = if c.ce { ALPHA_ONE } else { 0 };
@@ -250,10 +260,12 @@ impl PathSelector {
         s.cwr_left = s.cwr_left.saturating_sub(c.acked);
         if c.ce {
             if s.cwr_left == 0 {
-                // Multiplicative decrease, at most once per window of packets.
-                let cut = ((u64::from(s.cwnd) * u64::from(s.alpha.max(1))) >> 11) as u32;
-                s.cwnd = s.cwnd.saturating_sub(cut).max(CWND_MIN_PKTS << CWND_FRAC_BITS);
+                // Multiplicative decrease, at most once per window of packets: cwnd × alpha / 2
+                // with alpha rounded down to a power of two, so the cut is a shift.
+                let cut = s.cwnd >> decrease_shift(alpha_before);
+                // cwr_left counts the window before the cut (it does not wait for the cut).
                 s.cwr_left = (s.cwnd >> CWND_FRAC_BITS) as u16 + 1;
+                s.cwnd = s.cwnd.saturating_sub(cut).max(CWND_MIN_PKTS << CWND_FRAC_BITS);
                 s.ai_acc = 0;
                 let a = u32::from(s.alpha);
                 return up > 1 && a >= ALPHA_ONE / 8 && a * up > 2 * alpha_sum;
@@ -366,5 +378,42 @@ mod tests {
         }
         assert!(s.path(0).cwnd < 9 << CWND_FRAC_BITS);
         assert_eq!(s.path(0).inflight, 0);
+    }
+
+    #[test]
+    fn decrease_is_a_power_of_two_fraction_of_the_window() {
+        assert_eq!(decrease_shift(0), 11);
+        assert_eq!(decrease_shift(1), 11);
+        assert_eq!(decrease_shift(64), 5);
+        assert_eq!(decrease_shift(1023), 2);
+        assert_eq!(decrease_shift(ALPHA_ONE as u16), 1);
+        // A fully marked path (alpha = 1) halves its window; cwr_left counts the old window.
+        let mut s = PathSelector::new(1, 1);
+        for _ in 0..200 {
+            s.charge(0);
+            s.credit(&Credit {
+                path: 0,
+                acked: 1,
+                lost: 0,
+                probes: 0,
+                ce: true,
+            });
+        }
+        assert_eq!(s.path(0).alpha, ALPHA_ONE as u16);
+        let w = s.path(0).cwnd;
+        s.charge(0);
+        for _ in 0..s.path(0).cwr_left {
+            s.charge(0);
+        }
+        let left = s.path(0).cwr_left;
+        s.credit(&Credit {
+            path: 0,
+            acked: left,
+            lost: 0,
+            probes: 0,
+            ce: true,
+        });
+        assert_eq!(s.path(0).cwnd, (w - (w >> 1)).max(CWND_MIN_PKTS << CWND_FRAC_BITS));
+        assert_eq!(u32::from(s.path(0).cwr_left), (w >> CWND_FRAC_BITS) + 1);
     }
 }
