@@ -2,6 +2,7 @@
 //! (`mroce_model`) against a clock and a wire.
 //!
 //! - [`pipe`]: in-memory lossy multipath link harness (discrete-event simulation);
+//! - [`plane_failure`]: the firmware plane-failure scenario (issue 6) on a transport-core backend;
 //! - [`pipe_sweep`]: the pipe over losses, transports and seeds, with medians;
 //! - [`pcap`]: classic pcap writer shared by the drivers (lives in `mroce_sim`, re-exported);
 //! - [`cli_sim`]: the `mroce sim ...` experiments (fabric simulator in `mroce_sim`);
@@ -15,6 +16,7 @@ pub mod cli_hdl;
 pub mod cli_sim;
 pub mod cli_udp;
 pub mod pipe;
+pub mod plane_failure;
 pub mod pipe_sweep;
 pub mod rng;
 pub mod size;

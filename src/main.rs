@@ -7,6 +7,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod cli_cosim;
+
 use clap::{Args, Parser, Subcommand};
 use mroce::pipe::{self, EcmpMode, PipeConfig, StreamMapping};
 use mroce::size::parse_size;
@@ -38,6 +40,8 @@ enum Command {
     Hdl(mroce::cli_hdl::HdlArgs),
     /// Conformance suite: numbered SPEC.md cases against the model, the UDP runtime or the HDL.
     Conformance(mroce::cli_conformance::ConformanceArgs),
+    /// Co-simulation: the Verilated HDL blocks in lockstep with the model, bit for bit.
+    Cosim(cli_cosim::CosimArgs),
 }
 
 fn size_arg(s: &str) -> Result<u64, String> {
@@ -256,5 +260,6 @@ fn main() -> ExitCode {
         Command::Sim(a) => mroce::cli_sim::run(a),
         Command::Hdl(a) => mroce::cli_hdl::run(a),
         Command::Conformance(a) => mroce::cli_conformance::run(a),
+        Command::Cosim(a) => cli_cosim::run(a),
     }
 }

@@ -236,6 +236,8 @@ pub struct RxTrackerHw {
     c1: Constant<Bits<32>>,
     c32: Constant<Bits<32>>,
     c64: Constant<Bits<32>>,
+    /// Base advance of a one-word slide (SACK_WORD_BITS; only the cosim mutation test changes it).
+    slide_step: Constant<Bits<32>>,
     z32: Constant<Bits<32>>,
     one32: Constant<Bits<32>>,
     k1_3: Constant<Bits<3>>,
@@ -361,6 +363,18 @@ pub struct RxTrackerHw {
     rec: Signal<Local, RxOut>,
 }
 
+impl RxTrackerHw {
+    /// Test-only mutant for the co-simulation harness (mroce-cosim): a one-word slide advances
+    /// the base by SACK_WORD_BITS + 1, an off-by-one the lockstep test must catch.
+    #[doc(hidden)]
+    pub fn with_base_advance_mutation() -> Self {
+        Self {
+            slide_step: kc(SACK_WORD_BITS as u64 + 1),
+            ..Default::default()
+        }
+    }
+}
+
 impl Default for RxTrackerHw {
     fn default() -> Self {
         let mut enc = [0u64; 5];
@@ -389,6 +403,7 @@ impl Default for RxTrackerHw {
             c1: kc(1),
             c32: kc(32),
             c64: kc(64),
+            slide_step: kc(SACK_WORD_BITS as u64),
             z32: kc(0),
             one32: kc(1),
             k1_3: kc(1),
@@ -715,7 +730,7 @@ impl Logic for RxTrackerHw {
             self.ar.d.next.ecc = self.one16.val();
         }
         self.ar.d.next.b0 = self.q.val().base;
-        self.ar.d.next.b32 = self.q.val().base + self.c32.val();
+        self.ar.d.next.b32 = self.q.val().base + self.slide_step.val();
         self.ar.d.next.b64 = self.q.val().base + self.c64.val();
         self.ar.d.next.h0 = self.q.val().head;
         self.ar.d.next.h1 = self.qh1.val();

@@ -203,6 +203,13 @@ impl<T, C> Traced<T, C> {
         }
     }
 
+    /// Apply `f` to the component without recording it: for an operation another agent already
+    /// executed on the replaying implementation (the control core's `SEL_CMD`, which the
+    /// hardware applies itself), so a replay must not apply it twice.
+    pub fn apply_unrecorded<R>(&mut self, f: impl FnOnce(&mut T) -> R) -> R {
+        f(&mut self.inner)
+    }
+
     fn record(&mut self, c: C) {
         if let Some(l) = &mut self.log {
             l.push(c);

@@ -23,6 +23,80 @@ use crate::tx_scoreboard::{TimerResult, TxScoreboard, WordResult};
 use crate::wire::{self, Akh, Mrh, Nkh, Rph, Sdh};
 use crate::{seq, Counters, Rng};
 
+/// One path-selector command of the NIC control core (the firmware's `SEL_CMD`), applied to a
+/// connection whose path health the control core decides (`EndpointConfig::firmware_path_health`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlOp {
+    /// `PathSelector::new(paths, planes)`; must match the connection's negotiated counts.
+    Init {
+        /// Paths.
+        paths: u8,
+        /// Planes.
+        planes: u8,
+    },
+    /// `set_health(path, health)`.
+    SetHealth {
+        /// Path.
+        path: u8,
+        /// New health.
+        health: PathHealth,
+    },
+    /// `clear_inflight(path)`.
+    ClearInflight {
+        /// Path.
+        path: u8,
+    },
+    /// `request_reroll(path, random)`: new entropy once the path drained.
+    RequestReroll {
+        /// Path.
+        path: u8,
+        /// Random input.
+        random: u16,
+    },
+    /// `reroll(path, random)`: new entropy now.
+    Reroll {
+        /// Path.
+        path: u8,
+        /// Random input.
+        random: u16,
+    },
+    /// `set_plane(path, plane)`: move the path to another plane.
+    SetPlane {
+        /// Path.
+        path: u8,
+        /// Plane.
+        plane: u8,
+    },
+    /// `set_plane_up(plane, up)`.
+    SetPlaneUp {
+        /// Plane.
+        plane: u8,
+        /// Up or down.
+        up: bool,
+    },
+    /// `set_conn_limit(pkts)`.
+    SetConnLimit {
+        /// Packets in flight.
+        pkts: u16,
+    },
+}
+
+/// Why a [`ControlOp`] was refused (nothing was applied).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlError {
+    /// The path is beyond `PATHS`.
+    BadPath(u8),
+    /// The plane is beyond the connection's planes.
+    BadPlane(u8),
+    /// `Init` with counts other than the connection's.
+    InitMismatch {
+        /// Paths asked for.
+        paths: u8,
+        /// Planes asked for.
+        planes: u8,
+    },
+}
+
 /// Messages a receiver tracks ahead of the next one to complete, per stream.
 pub const MAX_MSGS_AHEAD: u32 = 1 << 16;
 /// Failed messages a receiver remembers, to NAK their retransmissions again.
@@ -198,6 +272,8 @@ pub struct Connection {
     idle: bool,
     rto_min_ns: u64,
     rto_init_ns: u64,
+    /// Path and plane health are decided by the control core ([`ControlOp`]), not here.
+    firmware_health: bool,
 }
 
 fn bit_test(v: &[u64], i: u32) -> bool {
@@ -286,6 +362,7 @@ impl Connection {
             idle: true,
             rto_min_ns: crate::params::RTO_MIN_NS,
             rto_init_ns: crate::params::RTO_INIT_NS,
+            firmware_health: false,
         }
     }
 
@@ -336,6 +413,90 @@ impl Connection {
     pub(crate) fn set_rto_bounds(&mut self, min_ns: u64, init_ns: u64) {
         self.rto_min_ns = min_ns;
         self.rto_init_ns = init_ns;
+    }
+
+    /// Leave path/plane health decisions (health, re-rolls, plane up/down) to the control core;
+    /// RTO expiry, retransmission, probes of paths that are not Up and credit stay here.
+    pub(crate) fn set_firmware_health(&mut self, on: bool) {
+        self.firmware_health = on;
+    }
+
+    /// Apply one control-core selector command. Not recorded in the component trace: the
+    /// hardware executed it itself (`SEL_CMD`). Probing follows the new health: a Suspect path
+    /// is probed now, a Down path every `PROBE_INTERVAL_NS`, an Up or Disabled one not at all.
+    pub fn apply_control(&mut self, now: Nanos, op: ControlOp) -> Result<(), ControlError> {
+        let path_ok = |p: u8| {
+            if (p as usize) < PATHS {
+                Ok(p)
+            } else {
+                Err(ControlError::BadPath(p))
+            }
+        };
+        match op {
+            ControlOp::Init { paths, planes } => {
+                if paths != self.paths || planes != self.planes {
+                    return Err(ControlError::InitMismatch { paths, planes });
+                }
+                self.sel.apply_unrecorded(|s| *s = PathSelector::new(paths, planes));
+            }
+            ControlOp::SetHealth { path, health } => {
+                let p = path_ok(path)?;
+                self.sel.apply_unrecorded(|s| s.set_health(p, health));
+                let pi = p as usize;
+                match health {
+                    PathHealth::Suspect => {
+                        if self.probe_at[pi].is_none() {
+                            self.probe_at[pi] = Some(now);
+                            self.note(now);
+                        }
+                    }
+                    PathHealth::Down => {
+                        if self.probe_at[pi].is_none() {
+                            self.probe_at[pi] = Some(now + PROBE_INTERVAL_NS);
+                            self.note(now + PROBE_INTERVAL_NS);
+                        }
+                    }
+                    PathHealth::Up | PathHealth::Disabled => self.probe_at[pi] = None,
+                }
+            }
+            ControlOp::ClearInflight { path } => {
+                let p = path_ok(path)?;
+                self.sel.apply_unrecorded(|s| s.clear_inflight(p));
+            }
+            ControlOp::RequestReroll { path, random } => {
+                let p = path_ok(path)?;
+                self.sel.apply_unrecorded(|s| s.request_reroll(p, random));
+            }
+            ControlOp::Reroll { path, random } => {
+                let p = path_ok(path)?;
+                self.sel.apply_unrecorded(|s| s.reroll(p, random));
+            }
+            ControlOp::SetPlane { path, plane } => {
+                let p = path_ok(path)?;
+                if plane >= self.planes {
+                    return Err(ControlError::BadPlane(plane));
+                }
+                self.sel.apply_unrecorded(|s| s.set_plane(p, plane));
+            }
+            ControlOp::SetPlaneUp { plane, up } => {
+                if plane >= self.planes {
+                    return Err(ControlError::BadPlane(plane));
+                }
+                self.sel.apply_unrecorded(|s| s.set_plane_up(plane, up));
+            }
+            ControlOp::SetConnLimit { pkts } => self.sel.apply_unrecorded(|s| s.set_conn_limit(pkts)),
+        }
+        Ok(())
+    }
+
+    /// Paths in use (negotiated).
+    pub fn paths(&self) -> u8 {
+        self.paths
+    }
+
+    /// Planes (negotiated).
+    pub fn planes(&self) -> u8 {
+        self.planes
     }
 
     /// Path selector (read-only, for tests and telemetry).
@@ -778,7 +939,10 @@ impl Connection {
             probes,
             ce: a.ecn_count > 0,
         }) {
-            self.sel.request_reroll(path, ctx.rng.next_u32() as u16);
+            // under firmware health the control core re-routes on EVT_REROUTE
+            if !self.firmware_health {
+                self.sel.request_reroll(path, ctx.rng.next_u32() as u16);
+            }
             ctx.counters.ecn_reroutes += 1;
         }
         if a.ecn_count > 0 {
@@ -787,7 +951,11 @@ impl Connection {
         if acked > 0 {
             self.last_progress = now;
             self.rtos_in_row[pi] = 0;
-            if self.sel.path(path).health == PathHealth::Down {
+            if self.firmware_health && self.sel.path(path).health == PathHealth::Down {
+                // the route works again: normal timers; the control core brings the path up
+                self.sb.clear_backoff(path);
+                self.probe_at[pi] = None;
+            } else if self.sel.path(path).health == PathHealth::Down {
                 self.sel.set_health(path, PathHealth::Up);
                 self.sb.clear_backoff(path);
                 self.probe_at[pi] = None;
@@ -1371,6 +1539,18 @@ impl Connection {
         self.sel.clear_inflight(path);
         self.tlp_at[pi] = None;
         self.rtos_in_row[pi] = self.rtos_in_row[pi].saturating_add(1);
+        if self.firmware_health {
+            // The control core sees the RTO in its counters and decides health and route. Until
+            // it does, a probe goes out now and takes the path's window (data sent there would
+            // wait for the next, backed-off RTO); a path already Down is probed every interval.
+            let t = if self.sel.path(path).health == PathHealth::Down {
+                now + PROBE_INTERVAL_NS
+            } else {
+                now
+            };
+            self.probe_at[pi] = Some(t);
+            return;
+        }
         // Move the path to another ECMP route: the old one may be broken.
         self.sel.reroll(path, ctx.rng.next_u32() as u16);
         ctx.counters.entropy_rerolls += 1;

@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use core::cmp::Reverse;
 
 use crate::component_trace::ComponentCalls;
-use crate::connection::{ConnState, Connection, Ctrl, Ctx};
+use crate::connection::{ConnState, Connection, ControlError, ControlOp, Ctrl, Ctx};
 use crate::memory::Memory;
 use crate::params::{DEFAULT_MTU_PAYLOAD, MAX_PLANES, PATHS};
 use crate::transport::{ConnId, Event, LocalBuf, Nanos, NicAddr, RemoteBuf, Transmit, Transport, VerbError};
@@ -17,6 +17,15 @@ use crate::{Counters, Rng};
 pub const CM_RETRY_NS: Nanos = 1_000_000;
 /// CONNECT / DISCONNECT attempts before giving up.
 pub const CM_TRIES: u8 = 8;
+
+/// Why [`Endpoint::apply_control`] applied nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlApplyError {
+    /// No such connection.
+    UnknownConnection(ConnId),
+    /// The connection refused the command.
+    Refused(ControlError),
+}
 
 /// Configuration of one NIC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +55,9 @@ pub struct EndpointConfig {
     /// Record every hardware-mapped component operation of every connection, for replay on
     /// the co-simulated hardware ([`Connection::take_component_calls`]).
     pub trace_components: bool,
+    /// Path and plane health decisions belong to the NIC control core (firmware), which applies
+    /// them with [`Endpoint::apply_control`]; connections keep RTOs, retransmission and probes.
+    pub firmware_path_health: bool,
 }
 
 impl Default for EndpointConfig {
@@ -63,6 +75,7 @@ impl Default for EndpointConfig {
             rto_min_ns: crate::params::RTO_MIN_NS,
             rto_init_ns: crate::params::RTO_INIT_NS,
             trace_components: false,
+            firmware_path_health: false,
         }
     }
 }
@@ -196,6 +209,18 @@ impl Endpoint {
             }
         }
         self.incoming.retain(|_, v| *v != id);
+    }
+
+    /// Apply one control-core selector command to a connection (see
+    /// [`Connection::apply_control`]) and re-arm its timers and transmit work.
+    pub fn apply_control(&mut self, now: Nanos, id: ConnId, op: ControlOp) -> Result<(), ControlApplyError> {
+        let c = self
+            .connection_mut(id)
+            .ok_or(ControlApplyError::UnknownConnection(id))?;
+        c.apply_control(now, op).map_err(ControlApplyError::Refused)?;
+        self.schedule(id, now);
+        self.wake(id);
+        Ok(())
     }
 
     fn split(&mut self, id: ConnId) -> Option<(&mut Connection, Ctx<'_>)> {
@@ -346,6 +371,7 @@ impl Endpoint {
                 conn.set_rx_isn(c.isn);
                 conn.rx_capacity_mbps = c.rx_capacity_mbps;
                 conn.set_rto_bounds(self.cfg.rto_min_ns, self.cfg.rto_init_ns);
+                conn.set_firmware_health(self.cfg.firmware_path_health);
                 let out = self.cm_reply(&conn, wire::opcode::MR_CONNECT_ACK, plane, 0);
                 self.conns[id as usize - 1] = Some(conn);
                 self.incoming.insert(key, id);
@@ -525,6 +551,7 @@ impl Transport for Endpoint {
             self.cfg.trace_components,
         );
         conn.set_rto_bounds(self.cfg.rto_min_ns, self.cfg.rto_init_ns);
+        conn.set_firmware_health(self.cfg.firmware_path_health);
         let out = CmOut {
             opcode: wire::opcode::MR_CONNECT,
             peer,

@@ -1,0 +1,463 @@
+//! Entry points: a seeded lockstep run of one block on one backend (with a side-by-side run of
+//! rust-hdl's simulator on a prefix of the same stream), failure artifacts (shrunk replay file,
+//! VCD of the last cycles) and replays.
+use crate::bench::{RxBench, SelBench, StreamBench, TxBench};
+use crate::core::{core_stream, run_core, CoreTxn};
+use crate::engine::{run_stream, shrink, Mismatch, ReplayFile, RunOpts, RunResult};
+use crate::pins::{
+    PathSelectorPins, RustHdl, RxTrackerMutantPins, RxTrackerPins, TransportCorePins, TxScoreboardPins, Verilated,
+};
+use crate::CosimError;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// The blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockName {
+    RxTracker,
+    TxScoreboard,
+    PathSelector,
+    TransportCore,
+}
+
+impl BlockName {
+    pub const ALL: [BlockName; 4] = [
+        BlockName::RxTracker,
+        BlockName::TxScoreboard,
+        BlockName::PathSelector,
+        BlockName::TransportCore,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BlockName::RxTracker => "rx_tracker",
+            BlockName::TxScoreboard => "tx_scoreboard",
+            BlockName::PathSelector => "path_selector",
+            BlockName::TransportCore => "transport_core",
+        }
+    }
+}
+
+impl std::str::FromStr for BlockName {
+    type Err = CosimError;
+    fn from_str(s: &str) -> Result<Self, CosimError> {
+        BlockName::ALL
+            .into_iter()
+            .find(|b| b.as_str() == s)
+            .ok_or_else(|| CosimError::UnknownBlock(s.to_string()))
+    }
+}
+
+/// Simulator backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    Verilator,
+    Rusthdl,
+}
+
+/// One lockstep run.
+pub struct CosimConfig<'a> {
+    pub block: BlockName,
+    pub backend: BackendKind,
+    pub transactions: usize,
+    pub seed: u64,
+    /// VCD of the whole run (Verilator).
+    pub vcd: Option<PathBuf>,
+    /// Transactions of the same stream also run on rust-hdl's simulator for the speed
+    /// comparison (0: none).
+    pub compare_prefix: usize,
+    /// Where a mismatch's replay file and VCD go.
+    pub artifacts: PathBuf,
+    /// Use the rx_tracker with the injected mutation (harness self-test).
+    pub mutant: bool,
+    /// Shrinking budget (lockstep reruns).
+    pub shrink_budget: usize,
+    pub progress: Option<&'a dyn Fn(u64)>,
+}
+
+impl CosimConfig<'_> {
+    pub fn new(block: BlockName, transactions: usize, seed: u64) -> Self {
+        Self {
+            block,
+            backend: BackendKind::Verilator,
+            transactions,
+            seed,
+            vcd: None,
+            compare_prefix: 0,
+            artifacts: PathBuf::from("target/cosim-failures"),
+            mutant: false,
+            shrink_budget: 400,
+            progress: None,
+        }
+    }
+}
+
+/// The rust-hdl side-by-side figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    pub transactions: usize,
+    pub cycles: u64,
+    pub cycles_per_s: f64,
+    pub wall_s: f64,
+    pub cycles_per_cpu_s: Option<f64>,
+    pub mismatches: u32,
+    /// This run's cycles_per_s over rust-hdl's.
+    pub speedup: f64,
+}
+
+/// Report of one run (`mroce cosim --json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct CosimReport {
+    pub block: &'static str,
+    pub backend: BackendKind,
+    pub transactions: usize,
+    pub mismatches: u32,
+    pub cycles: u64,
+    pub cycles_per_s: f64,
+    pub wall_s: f64,
+    /// Simulated cycles per CPU second of the simulating thread (the one-core figure on a
+    /// loaded machine).
+    pub cycles_per_cpu_s: Option<f64>,
+    pub cpu_s: Option<f64>,
+    pub seed: u64,
+    pub verilator: Option<String>,
+    pub rusthdl: Option<Comparison>,
+    pub mismatch: Option<Mismatch>,
+    pub replay_file: Option<PathBuf>,
+    pub vcd_file: Option<PathBuf>,
+    /// Transactions in the shrunk replay.
+    pub replay_transactions: Option<usize>,
+}
+
+type Runner<'r, T> = Box<dyn Fn(&[T], &RunOpts) -> Result<RunResult, CosimError> + 'r>;
+
+fn stream_runner<'r, B, P>() -> Runner<'r, B::Txn>
+where
+    B: StreamBench<Pins = P> + 'r,
+    P: crate::pins::VerilatedPins + 'r,
+{
+    Box::new(|t: &[B::Txn], o: &RunOpts| {
+        run_stream::<B, _>(&mut Verilated::<P>::with_trace_support(o.trace.is_some())?, t, o)
+    })
+}
+
+fn stream_runner_hdl<'r, B, P>() -> Runner<'r, B::Txn>
+where
+    B: StreamBench<Pins = P> + 'r,
+    P: crate::pins::RustHdlPins + 'r,
+{
+    Box::new(|t: &[B::Txn], o: &RunOpts| run_stream::<B, _>(&mut RustHdl::<P>::new(), t, o))
+}
+
+fn core_runner<'r>() -> Runner<'r, CoreTxn> {
+    Box::new(|t: &[CoreTxn], o: &RunOpts| {
+        run_core(
+            &mut Verilated::<TransportCorePins>::with_trace_support(o.trace.is_some())?,
+            t,
+            o,
+        )
+    })
+}
+
+fn core_runner_hdl<'r>() -> Runner<'r, CoreTxn> {
+    Box::new(|t: &[CoreTxn], o: &RunOpts| run_core(&mut RustHdl::<TransportCorePins>::new(), t, o))
+}
+
+/// Generic part of a run: main run, rust-hdl comparison, failure artifacts.
+#[allow(clippy::too_many_arguments)]
+fn lockstep<T: Clone + Serialize>(
+    cfg: &CosimConfig,
+    txns: &[T],
+    main: &Runner<T>,
+    verilated: &Runner<T>,
+    hdl: &Runner<T>,
+) -> Result<CosimReport, CosimError> {
+    let opts = RunOpts {
+        stall_seed: cfg.seed,
+        trace: cfg.vcd.clone().map(|p| (p, 0)),
+        progress: cfg.progress,
+    };
+    let res = main(txns, &opts)?;
+    let mut rep = CosimReport {
+        block: cfg.block.as_str(),
+        backend: cfg.backend,
+        transactions: res.transactions,
+        mismatches: u32::from(res.mismatch.is_some()),
+        cycles: res.cycles,
+        cycles_per_s: res.cycles as f64 / res.wall_s.max(1e-9),
+        wall_s: res.wall_s,
+        // schedstat is updated at scheduler ticks: too short a run has no meaningful CPU time
+        cycles_per_cpu_s: res.cpu_s.filter(|c| *c > 0.05).map(|c| res.cycles as f64 / c),
+        cpu_s: res.cpu_s,
+        seed: cfg.seed,
+        verilator: crate::verilated::verilator_version().map(str::to_string),
+        rusthdl: None,
+        mismatch: res.mismatch.clone(),
+        replay_file: None,
+        vcd_file: cfg.vcd.clone(),
+        replay_transactions: None,
+    };
+    if let Some(m) = &res.mismatch {
+        let (file, vcd, n) = artifacts(cfg, txns, m, verilated)?;
+        rep.replay_file = Some(file);
+        rep.vcd_file = vcd;
+        rep.replay_transactions = Some(n);
+        return Ok(rep);
+    }
+    if cfg.compare_prefix > 0 && cfg.backend == BackendKind::Verilator {
+        let k = cfg.compare_prefix.min(txns.len());
+        let prefix = &txns[..k];
+        let ropts = RunOpts {
+            stall_seed: cfg.seed,
+            ..Default::default()
+        };
+        let h = hdl(prefix, &ropts)?;
+        let cps = h.cycles as f64 / h.wall_s.max(1e-9);
+        rep.rusthdl = Some(Comparison {
+            transactions: k,
+            cycles: h.cycles,
+            cycles_per_s: cps,
+            wall_s: h.wall_s,
+            cycles_per_cpu_s: h.cpu_s.filter(|c| *c > 0.05).map(|c| h.cycles as f64 / c),
+            mismatches: u32::from(h.mismatch.is_some()),
+            speedup: rep.cycles_per_s / cps.max(1e-9),
+        });
+    }
+    Ok(rep)
+}
+
+/// Shrink the failing stream, write the replay file and a VCD of the replay's last cycles.
+fn artifacts<T: Clone + Serialize>(
+    cfg: &CosimConfig,
+    txns: &[T],
+    m: &Mismatch,
+    verilated: &Runner<T>,
+) -> Result<(PathBuf, Option<PathBuf>, usize), CosimError> {
+    let opts = RunOpts {
+        stall_seed: cfg.seed,
+        ..Default::default()
+    };
+    let upto = (m.index + 1).min(txns.len());
+    let fails = |c: &[T]| matches!(verilated(c, &opts), Ok(r) if r.mismatch.is_some());
+    let base: Vec<T> = if fails(&txns[..upto]) {
+        txns[..upto].to_vec()
+    } else {
+        txns.to_vec()
+    };
+    let small = shrink(base, cfg.shrink_budget, fails);
+    let last = verilated(&small, &opts)?;
+    std::fs::create_dir_all(&cfg.artifacts).map_err(|err| CosimError::Io {
+        path: cfg.artifacts.clone(),
+        err,
+    })?;
+    let stem = format!(
+        "{}{}-seed{}",
+        cfg.block.as_str(),
+        if cfg.mutant { "-mutant" } else { "" },
+        cfg.seed
+    );
+    let file = cfg.artifacts.join(format!("{stem}.replay.json"));
+    ReplayFile {
+        block: cfg.block.as_str().into(),
+        mutant: cfg.mutant,
+        stall_seed: cfg.seed,
+        transactions: serde_json::to_value(&small).unwrap_or_default(),
+        mismatch: last.mismatch.clone().or(Some(m.clone())),
+    }
+    .write(&file)?;
+    let vcd = cfg.artifacts.join(format!("{stem}.vcd"));
+    let from = last.mismatch.as_ref().map_or(0, |x| x.cycle.saturating_sub(2000));
+    let traced = verilated(
+        &small,
+        &RunOpts {
+            stall_seed: cfg.seed,
+            trace: Some((vcd.clone(), from)),
+            progress: None,
+        },
+    );
+    let vcd = traced.ok().map(|_| vcd);
+    Ok((file, vcd, small.len()))
+}
+
+/// Run `cfg.block` on a seeded random stream.
+pub fn run(cfg: &CosimConfig) -> Result<CosimReport, CosimError> {
+    let n = cfg.transactions;
+    match cfg.block {
+        BlockName::RxTracker => {
+            let t = RxBench::random_stream(cfg.seed, n);
+            run_block_rx(cfg, &t)
+        }
+        BlockName::TxScoreboard => {
+            let t = TxBench::random_stream(cfg.seed, n);
+            run_block::<TxBench, TxScoreboardPins>(cfg, &t)
+        }
+        BlockName::PathSelector => {
+            let t = SelBench::random_stream(cfg.seed, n);
+            run_block::<SelBench, PathSelectorPins>(cfg, &t)
+        }
+        BlockName::TransportCore => {
+            let t = core_stream(cfg.seed, n);
+            run_transactions_core(cfg, &t)
+        }
+    }
+}
+
+fn run_block<B, P>(cfg: &CosimConfig, t: &[B::Txn]) -> Result<CosimReport, CosimError>
+where
+    B: StreamBench<Pins = P>,
+    P: crate::pins::VerilatedPins + crate::pins::RustHdlPins + 'static,
+    B: 'static,
+{
+    let v = stream_runner::<B, P>();
+    let h = stream_runner_hdl::<B, P>();
+    let main = match cfg.backend {
+        BackendKind::Verilator => &v,
+        BackendKind::Rusthdl => &h,
+    };
+    lockstep(cfg, t, main, &v, &h)
+}
+
+/// rx_tracker (or its mutant) on given transactions.
+pub fn run_block_rx(cfg: &CosimConfig, t: &[crate::bench::RxTxn]) -> Result<CosimReport, CosimError> {
+    if cfg.mutant {
+        run_block::<MutantRxBench, RxTrackerMutantPins>(cfg, t)
+    } else {
+        run_block::<RxBench, RxTrackerPins>(cfg, t)
+    }
+}
+
+/// tx_scoreboard on given transactions.
+pub fn run_block_tx(cfg: &CosimConfig, t: &[crate::bench::TxTxn]) -> Result<CosimReport, CosimError> {
+    run_block::<TxBench, TxScoreboardPins>(cfg, t)
+}
+
+/// path_selector on given transactions.
+pub fn run_block_sel(cfg: &CosimConfig, t: &[crate::bench::SelTxn]) -> Result<CosimReport, CosimError> {
+    run_block::<SelBench, PathSelectorPins>(cfg, t)
+}
+
+/// transport_core on given transactions.
+pub fn run_transactions_core(cfg: &CosimConfig, t: &[CoreTxn]) -> Result<CosimReport, CosimError> {
+    let v = core_runner();
+    let h = core_runner_hdl();
+    let main = match cfg.backend {
+        BackendKind::Verilator => &v,
+        BackendKind::Rusthdl => &h,
+    };
+    lockstep(cfg, t, main, &v, &h)
+}
+
+/// `RxBench` on the mutant's pins (same semantics and reference).
+pub struct MutantRxBench;
+
+impl StreamBench for MutantRxBench {
+    const NAME: &'static str = "rx_tracker";
+    type Txn = crate::bench::RxTxn;
+    type Rec = crate::bench::RxRec;
+    type Reference = <RxBench as StreamBench>::Reference;
+    type Pins = RxTrackerMutantPins;
+    fn reference() -> Self::Reference {
+        RxBench::reference()
+    }
+    fn preamble() -> Vec<Self::Txn> {
+        RxBench::preamble()
+    }
+    fn drive(t: Option<&Self::Txn>, r: bool) -> crate::pins::RxIn {
+        RxBench::drive(t, r)
+    }
+    fn expect(m: &mut Self::Reference, i: &crate::pins::RxIn, cycle: u64) -> Self::Rec {
+        RxBench::expect(m, i, cycle)
+    }
+    fn handshake(o: &crate::pins::RxPinsOut) -> (bool, bool) {
+        RxBench::handshake(o)
+    }
+    fn record(o: &crate::pins::RxPinsOut) -> Self::Rec {
+        RxBench::record(o)
+    }
+    fn random_stream(seed: u64, n: usize) -> Vec<Self::Txn> {
+        RxBench::random_stream(seed, n)
+    }
+}
+
+fn parse_txns<T: DeserializeOwned>(path: &Path, v: &serde_json::Value) -> Result<Vec<T>, CosimError> {
+    serde_json::from_value(v.clone()).map_err(|e| CosimError::Replay {
+        path: path.to_path_buf(),
+        msg: e.to_string(),
+    })
+}
+
+/// Rerun a replay file on Verilator (optionally with a VCD of the whole replay). The report's
+/// `mismatch` is the replay's own result.
+pub fn replay(path: &Path, vcd: Option<PathBuf>) -> Result<CosimReport, CosimError> {
+    let f = ReplayFile::read(path)?;
+    let block: BlockName = f.block.parse()?;
+    let mut cfg = CosimConfig::new(block, 0, f.stall_seed);
+    cfg.vcd = vcd;
+    cfg.mutant = f.mutant;
+    // a replay reproduces; it writes no new artifacts
+    cfg.shrink_budget = 0;
+    cfg.artifacts = std::env::temp_dir().join("mroce-cosim-replay");
+    let mut rep = match block {
+        BlockName::RxTracker => run_block_rx(&cfg, &parse_txns(path, &f.transactions)?)?,
+        BlockName::TxScoreboard => run_block_tx(&cfg, &parse_txns(path, &f.transactions)?)?,
+        BlockName::PathSelector => run_block_sel(&cfg, &parse_txns(path, &f.transactions)?)?,
+        BlockName::TransportCore => run_transactions_core(&cfg, &parse_txns(path, &f.transactions)?)?,
+    };
+    rep.replay_file = Some(path.to_path_buf());
+    Ok(rep)
+}
+
+/// Lockstep check of one fuzz input on the fast Verilated model: `None` when hardware and model
+/// agree on every record (used by the cargo-fuzz equivalence targets in fuzz/).
+/// On a mismatch the result is a replay file (save it as JSON for `mroce cosim replay`).
+pub fn check_rx(stall_seed: u64, t: &[crate::bench::RxTxn]) -> Result<Option<ReplayFile>, CosimError> {
+    let o = RunOpts {
+        stall_seed,
+        ..Default::default()
+    };
+    let m = run_stream::<RxBench, _>(&mut Verilated::<RxTrackerPins>::new()?, t, &o)?.mismatch;
+    Ok(m.map(|m| replay_file("rx_tracker", stall_seed, t, m)))
+}
+
+fn replay_file<T: Serialize>(block: &str, stall_seed: u64, t: &[T], m: Mismatch) -> ReplayFile {
+    ReplayFile {
+        block: block.into(),
+        mutant: false,
+        stall_seed,
+        transactions: serde_json::to_value(t).unwrap_or_default(),
+        mismatch: Some(m),
+    }
+}
+
+/// [`check_rx`] for `tx_scoreboard`.
+pub fn check_tx(stall_seed: u64, t: &[crate::bench::TxTxn]) -> Result<Option<ReplayFile>, CosimError> {
+    let o = RunOpts {
+        stall_seed,
+        ..Default::default()
+    };
+    let m = run_stream::<TxBench, _>(&mut Verilated::<TxScoreboardPins>::new()?, t, &o)?.mismatch;
+    Ok(m.map(|m| replay_file("tx_scoreboard", stall_seed, t, m)))
+}
+
+/// [`check_rx`] for `path_selector` (operations are normalized to the selector's ranges).
+pub fn check_sel(stall_seed: u64, t: &[crate::bench::SelTxn]) -> Result<Option<ReplayFile>, CosimError> {
+    let o = RunOpts {
+        stall_seed,
+        ..Default::default()
+    };
+    let t: Vec<_> = t.iter().map(|x| x.normalized()).collect();
+    let m = run_stream::<SelBench, _>(&mut Verilated::<PathSelectorPins>::new()?, &t, &o)?.mismatch;
+    Ok(m.map(|m| replay_file("path_selector", stall_seed, &t, m)))
+}
+
+/// [`check_rx`] for `transport_core` (transactions are normalized, see [`CoreTxn::normalized`]).
+pub fn check_core(stall_seed: u64, t: &[CoreTxn]) -> Result<Option<ReplayFile>, CosimError> {
+    let o = RunOpts {
+        stall_seed,
+        ..Default::default()
+    };
+    let t: Vec<_> = t.iter().map(|x| x.normalized()).collect();
+    let m = run_core(&mut Verilated::<TransportCorePins>::new()?, &t, &o)?.mismatch;
+    Ok(m.map(|m| replay_file("transport_core", stall_seed, &t, m)))
+}
