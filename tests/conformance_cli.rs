@@ -31,7 +31,7 @@ fn model_target_passes_with_json_summary() {
 }
 
 #[test]
-fn one_case_table_and_hdl_not_applicable() {
+fn one_case_table_and_hdl_cases() {
     let (code, out) = mroce(&["conformance", "--target", "model", "--case", "C-3.7-01"]);
     assert_eq!(code, 0);
     let lines: Vec<&str> = out.lines().collect();
@@ -41,13 +41,18 @@ fn one_case_table_and_hdl_not_applicable() {
         lines[1],
         r#"{"target":"model","passed":1,"failed":0,"not_applicable":0}"#
     );
+    // The hdl target replays every component operation of the case on the Verilated blocks
+    // (or, built without Verilator, reports every case n/a with the install hint).
     let (code, out) = mroce(&["conformance", "--target", "hdl", "--case", "C-6.1"]);
-    assert_eq!(code, 0);
-    assert!(out
-        .lines()
-        .filter(|l| l.starts_with("C-"))
-        .all(|l| l.contains(" n/a ") && l.contains("co-simulation not built yet")));
-    assert!(out.contains(r#""passed":0,"failed":0"#), "{out}");
+    assert_eq!(code, 0, "{out}");
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("C-")).collect();
+    assert!(!rows.is_empty(), "{out}");
+    if out.contains("Verilator was not found") {
+        assert!(rows.iter().all(|l| l.contains(" n/a ")), "{out}");
+    } else {
+        assert!(rows.iter().all(|l| l.contains(" pass ")), "{out}");
+        assert!(out.contains(r#""failed":0,"not_applicable":0"#), "{out}");
+    }
 }
 
 #[test]

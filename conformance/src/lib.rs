@@ -29,18 +29,31 @@ pub mod udp;
 pub use adapter::{Adapter, Env, Need, OutFrame, Setup};
 pub use runner::{run, run_retrying, CaseResult, Summary, Verdict};
 
-const HDL_MISSING: &str = "the co-simulation crate (cosim/) is not wired in yet";
+/// The `hdl` target: component operations replayed on the Verilated blocks, each connection
+/// with its own stall pattern.
+fn hdl_adapter() -> hdl::HdlAdapter {
+    use mroce_cosim::component_replay::VerilatedReplay;
+    use mroce_model::component_trace::ComponentReplay;
+    let unavailable = VerilatedReplay::new(1).err().map(|e| e.to_string());
+    let mut seed = 0u64;
+    hdl::HdlAdapter::new(
+        "hdl",
+        Box::new(move || {
+            seed += 1;
+            VerilatedReplay::new(seed)
+                .map(|r| Box::new(r) as Box<dyn ComponentReplay>)
+                .map_err(|e| e.to_string())
+        }),
+        unavailable,
+    )
+}
 
 /// Build the adapter for a target name ("model", "udp", "hdl").
 pub fn adapter_for(target: &str) -> Option<Box<dyn Adapter>> {
     match target {
         "model" => Some(Box::new(model::ModelAdapter::new(0x6d72_6f63))),
         "udp" => Some(Box::new(udp::UdpAdapter::new())),
-        "hdl" => Some(Box::new(hdl::HdlAdapter::new(
-            "hdl",
-            Box::new(|| Err(HDL_MISSING.to_string())),
-            Some(HDL_MISSING.to_string()),
-        ))),
+        "hdl" => Some(Box::new(hdl_adapter())),
         _ => None,
     }
 }

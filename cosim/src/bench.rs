@@ -868,7 +868,8 @@ impl SelRec {
     }
 }
 
-fn health_code(h: PathHealth) -> u8 {
+/// The `in_flag`/`health` encoding of a [`PathHealth`] (`HEALTH_*` of the hdl crate).
+pub fn health_code(h: PathHealth) -> u8 {
     match h {
         PathHealth::Up => 0,
         PathHealth::Suspect => 1,

@@ -9,6 +9,7 @@
 //!   replay files, VCD of the last cycles);
 //! - [`run`]: entry points used by `mroce cosim` and the fuzz targets.
 pub mod bench;
+pub mod component_replay;
 pub mod core;
 pub mod engine;
 pub mod pins;
