@@ -54,6 +54,24 @@ pub struct CosimArgs {
 
 #[derive(Subcommand, Debug)]
 enum CosimCmd {
+    /// Firmware in the loop: the control core's firmware (host build) drives transport_core
+    /// over its CSR port while a transfer runs over 4 planes; a plane dies; the firmware
+    /// detects it from the hardware counters and repairs the paths. Runs on the software core
+    /// model and on the Verilated transport_core and compares the outcomes.
+    PlaneFailure {
+        /// Seed of both NICs and of the data.
+        #[arg(long, default_value_t = 6)]
+        seed: u64,
+        /// Plane that dies (0..4).
+        #[arg(long, default_value_t = 1)]
+        fail_plane: u8,
+        /// When it dies, ns after the first WRITE.
+        #[arg(long, default_value_t = 30_000)]
+        fail_after_ns: u64,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Rerun a replay file written at a mismatch.
     Replay {
         /// The replay file (JSON).
@@ -109,9 +127,102 @@ fn print(rep: &CosimReport, json: bool) {
     }
 }
 
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "none".into(), |v| v.to_string())
+}
+
+/// `mroce cosim plane-failure`: both backends, same scenario, outcomes compared.
+fn plane_failure(seed: u64, fail_plane: u8, fail_after_ns: u64, json: bool) -> ExitCode {
+    use mroce::plane_failure::{run as scenario, CoreCsrModel, PinsCore, ScenarioConfig};
+    use mroce_cosim::pins::{TransportCorePins, Verilated};
+    use mroce_firmware::memory_map::CYCLES_PER_US;
+    if fail_plane >= 4 {
+        eprintln!("error: --fail-plane must be below 4 (the scenario has 4 planes)");
+        return ExitCode::from(2);
+    }
+    let cfg = ScenarioConfig {
+        seed,
+        fail_plane,
+        fail_after_ns,
+        ..ScenarioConfig::default()
+    };
+    let t0 = std::time::Instant::now();
+    let sw = match scenario(&cfg, CoreCsrModel::new()) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: software core: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let sw_s = t0.elapsed().as_secs_f64();
+    let dut = match Verilated::<TransportCorePins>::new() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let t1 = std::time::Instant::now();
+    let hw = match scenario(&cfg, PinsCore::new(dut)) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: Verilated core: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let hw_s = t1.elapsed().as_secs_f64();
+    let agree = hw.same_outcome(&sw);
+    let ok = agree.is_ok() && hw.completed && hw.data_intact && hw.repair_cycles.is_some();
+    if json {
+        let v = serde_json::json!({
+            "scenario": "plane-failure",
+            "cycles_per_us": CYCLES_PER_US,
+            "same_outcome": agree.as_ref().map(|_| true).unwrap_or(false),
+            "difference": agree.as_ref().err(),
+            "verilated": {
+                "completed": hw.completed, "data_intact": hw.data_intact, "transfer_us": hw.transfer_ns as f64 / 1e3,
+                "detect_cycles": hw.detect_cycles, "repair_cycles": hw.repair_cycles,
+                "polls_to_repair": hw.polls_to_repair, "frames_dropped": hw.frames_dropped,
+                "firmware_commands": hw.commands.len(), "core_ops": hw.core_ops, "cycles": hw.cycles, "wall_s": hw_s,
+            },
+            "software": {
+                "completed": sw.completed, "data_intact": sw.data_intact, "transfer_us": sw.transfer_ns as f64 / 1e3,
+                "detect_cycles": sw.detect_cycles, "repair_cycles": sw.repair_cycles,
+                "polls_to_repair": sw.polls_to_repair, "firmware_commands": sw.commands.len(), "wall_s": sw_s,
+            },
+        });
+        println!("{v}");
+    } else {
+        println!(
+            "plane {} dies {} us after the first WRITE; Verilated core: detected +{} cycles, repaired +{} cycles \
+             ({} polls), transfer {:.1} us, complete {}, intact {}; same outcome as the software core: {}",
+            fail_plane,
+            fail_after_ns / 1000,
+            opt(hw.detect_cycles),
+            opt(hw.repair_cycles),
+            opt(hw.polls_to_repair),
+            hw.transfer_ns as f64 / 1e3,
+            hw.completed,
+            hw.data_intact,
+            agree.as_ref().map_or_else(|e| e.clone(), |_| "yes".into())
+        );
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
 /// Run `mroce cosim`.
 pub fn run(a: &CosimArgs) -> ExitCode {
     let result = match &a.cmd {
+        Some(CosimCmd::PlaneFailure {
+            seed,
+            fail_plane,
+            fail_after_ns,
+            json,
+        }) => return plane_failure(*seed, *fail_plane, *fail_after_ns, *json),
         Some(CosimCmd::Replay { file, vcd, json }) => run::replay(file, vcd.clone()).map(|r| (r, *json)),
         None => {
             let Some(block) = a.block.as_deref() else {
