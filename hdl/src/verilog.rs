@@ -20,22 +20,11 @@ pub const WAIVERS: &[(&str, &str)] = &[
         "rust-hdl registers whole pipeline records (LogicStruct) of which a stage may use \
          only some fields; yosys removes the unused flip-flops",
     ),
-    (
-        "UNOPTFLAT",
-        "transport_core only: rust-hdl emits all combinational logic of a block as one \
-         always @(*) block, so the selector's ready (a function of its registers) and the \
-         command injection that reads it look like a loop to Verilator; no bit depends on \
-         itself (yosys `check -assert` finds no loop)",
-    ),
 ];
 
-/// The waivers a block needs (names from [`WAIVERS`]).
-pub fn waivers_for(name: &str) -> &'static [&'static str] {
-    if name == "transport_core" {
-        &["DECLFILENAME", "UNUSEDSIGNAL", "UNOPTFLAT"]
-    } else {
-        &["DECLFILENAME", "UNUSEDSIGNAL"]
-    }
+/// The waivers a block needs (names from [`WAIVERS`]; today every block needs the same).
+pub fn waivers_for(_name: &str) -> &'static [&'static str] {
+    &["DECLFILENAME", "UNUSEDSIGNAL"]
 }
 
 /// Parameters printed in every header.
@@ -173,7 +162,7 @@ fn fold_selects(v: &str) -> String {
 pub fn generate<B: Block>(block: &mut B, name: &str, description: &str) -> String {
     block.connect_all();
     let raw = generate_verilog(block);
-    let body = fold_selects(&fix_indices(&fix_slices(&raw)));
+    let body = hoist_register_outputs(&fold_selects(&fix_indices(&fix_slices(&raw))));
     let body = rename_top(&body, name);
     let mut h = String::new();
     h.push_str(&format!("// {name}.v: {description}\n"));
@@ -194,6 +183,107 @@ pub fn generate<B: Block>(block: &mut B, name: &str, description: &str) -> Strin
     }
     h.push_str("`default_nettype wire\n");
     h + &body
+}
+
+/// True when `expr` reads only registers (`x$q`, the outputs of rust-hdl's flip-flop
+/// sub-modules), parameters of the module and literals.
+fn reads_only_registers(expr: &str, params: &[&str]) -> bool {
+    let mut ok = true;
+    let mut ident = String::new();
+    let mut in_literal = false;
+    let flush = |ident: &mut String, ok: &mut bool| {
+        if !ident.is_empty() && !ident.ends_with("$q") && !params.contains(&ident.as_str()) {
+            *ok = false;
+        }
+        ident.clear();
+    };
+    for c in expr.chars() {
+        if c == '\'' {
+            in_literal = true;
+            ident.clear();
+        } else if in_literal {
+            if !c.is_ascii_alphanumeric() && c != '_' {
+                in_literal = false;
+            }
+        } else if c.is_ascii_alphabetic() || c == '_' || c == '$' || (!ident.is_empty() && c.is_ascii_digit()) {
+            ident.push(c);
+        } else {
+            flush(&mut ident, &mut ok);
+        }
+    }
+    flush(&mut ident, &mut ok);
+    ok
+}
+
+/// Move a stream's `in_ready` out of the module's `always @(*)` block into a continuous
+/// assignment when it is a function of registers only. rust-hdl emits all combinational
+/// logic of a module as one block, so Verilator sees `in_ready` depend on `in_valid` and the
+/// parent's valid/ready handshake as a combinational loop (UNOPTFLAT), which it then settles
+/// by re-evaluating the whole block: the hoisted form is the same logic without the false loop.
+fn hoist_register_outputs(v: &str) -> String {
+    let lines: Vec<&str> = v.lines().collect();
+    let mut out: Vec<String> = Vec::with_capacity(lines.len() + 8);
+    let mut start = 0;
+    while start < lines.len() {
+        // one module at a time
+        let end = (start..lines.len())
+            .find(|&i| lines[i].starts_with("endmodule"))
+            .unwrap_or(lines.len() - 1);
+        let m = &lines[start..=end];
+        let params: Vec<&str> = m
+            .iter()
+            .filter_map(|l| l.trim().strip_prefix("localparam"))
+            .filter_map(|l| l.split('=').next())
+            .map(str::trim)
+            .collect();
+        let mut drop = vec![false; m.len()];
+        let mut retype: Vec<(usize, String)> = vec![];
+        let mut assigns: Vec<String> = vec![];
+        let name = "in_ready";
+        let decl = m.iter().position(|l| l.trim() == format!("output reg  {name};"));
+        let writes: Vec<usize> = (0..m.len())
+            .filter(|&i| m[i].trim_start().starts_with(&format!("{name} = ")))
+            .collect();
+        if let (Some(d), [w]) = (decl, writes.as_slice()) {
+            let rhs = m[*w]
+                .trim()
+                .trim_start_matches(&format!("{name} = "))
+                .trim_end_matches(';');
+            let ids: Vec<usize> = (0..m.len())
+                .filter(|&i| m[i].trim_start().starts_with(&format!("{rhs} = ")))
+                .collect();
+            let expr = match ids.as_slice() {
+                [i] if m[*i].starts_with("        ") && !m[*i].starts_with("         ") => Some(
+                    m[*i]
+                        .trim()
+                        .trim_start_matches(&format!("{rhs} = "))
+                        .trim_end_matches(';'),
+                ),
+                _ if reads_only_registers(rhs, &params) => Some(rhs),
+                _ => None,
+            };
+            if let Some(expr) = expr.filter(|e| reads_only_registers(e, &params)) {
+                drop[*w] = true;
+                retype.push((d, format!("    output wire {name};")));
+                assigns.push(format!("    assign {name} = {expr};"));
+            }
+        }
+        for (i, l) in m.iter().enumerate() {
+            if drop[i] {
+                continue;
+            }
+            if let Some((_, r)) = retype.iter().find(|(d, _)| *d == i) {
+                out.push(r.clone());
+                continue;
+            }
+            if l.trim() == "always @(*) begin" {
+                out.extend(assigns.drain(..));
+            }
+            out.push(l.to_string());
+        }
+        start = end + 1;
+    }
+    out.join("\n") + "\n"
 }
 
 /// rust-hdl names the top module `top` and its sub-modules `top$x`.
@@ -228,5 +318,20 @@ mod tests {
             fold_selects("a = o[24:9][3] && o[40:25][3:0] && m[i][2];"),
             "a = o[12] && o[28:25] && m[i][2];"
         );
+    }
+
+    #[test]
+    fn ready_from_registers_is_hoisted() {
+        let v = "module m(clock,in_valid,in_ready);\n    output reg  in_ready;\n    localparam  depth5 = 5'b10000;\n    always @(*) begin\n        rdy = occ$q < depth5;\n        in_ready = rdy;\n        accept = in_valid && rdy;\n    end\nendmodule // m\n";
+        let h = hoist_register_outputs(v);
+        assert!(h.contains("    output wire in_ready;"), "{h}");
+        assert!(
+            h.contains("    assign in_ready = occ$q < depth5;\n    always @(*) begin"),
+            "{h}"
+        );
+        assert!(!h.contains("        in_ready = rdy;"), "{h}");
+        // an input in the expression keeps it in the block
+        let v2 = v.replace("rdy = occ$q < depth5;", "rdy = occ$q < depth5 && in_valid;");
+        assert_eq!(hoist_register_outputs(&v2), v2);
     }
 }
