@@ -116,6 +116,15 @@ fn print(rep: &CosimReport, json: bool) {
             h.transactions, h.cycles_per_s, h.mismatches, h.speedup
         );
     }
+    if let Some(h) = &rep.hardware_only {
+        println!(
+            "Verilated model alone on the same {} cycles of input: {:.0} cycles/s{}",
+            h.cycles,
+            h.cycles_per_s,
+            h.cycles_per_cpu_s
+                .map_or(String::new(), |c| format!(" ({c:.0} cycles per CPU second)"))
+        );
+    }
     if let Some(m) = &rep.mismatch {
         println!("{m}");
     }

@@ -3,10 +3,11 @@
 //! VCD of the last cycles) and replays.
 use crate::bench::{RxBench, SelBench, StreamBench, TxBench};
 use crate::core::{core_stream, run_core, CoreTxn};
-use crate::engine::{run_stream, shrink, Mismatch, ReplayFile, RunOpts, RunResult};
+use crate::engine::{run_stream, shrink, Mismatch, ReplayFile, RunOpts, RunResult, Timer};
 use crate::pins::{
     PathSelectorPins, RustHdl, RxTrackerMutantPins, RxTrackerPins, TransportCorePins, TxScoreboardPins, Verilated,
 };
+use crate::Backend;
 use crate::CosimError;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -106,6 +107,80 @@ pub struct Comparison {
     pub speedup: f64,
 }
 
+/// Speed of the Verilated model alone: the input pins of every cycle of the lockstep run,
+/// recorded, then applied to a fresh model with no reference model, queues or comparisons.
+#[derive(Clone, Debug, Serialize)]
+pub struct HardwareOnly {
+    pub cycles: u64,
+    pub cycles_per_s: f64,
+    pub wall_s: f64,
+    pub cycles_per_cpu_s: Option<f64>,
+}
+
+/// Backend wrapper that records the inputs of every cycle.
+struct Recording<'a, D: Backend> {
+    inner: &'a mut D,
+    inputs: Vec<D::In>,
+}
+
+impl<D: Backend> Backend for Recording<'_, D>
+where
+    D::In: Clone,
+{
+    type In = D::In;
+    type Out = D::Out;
+    fn set(&mut self, i: &Self::In) {
+        self.inputs.push(i.clone());
+        self.inner.set(i);
+    }
+    fn eval(&mut self) -> Self::Out {
+        self.inner.eval()
+    }
+    fn tick(&mut self) {
+        self.inner.tick()
+    }
+    fn reset(&mut self) -> Result<(), CosimError> {
+        self.inputs.clear();
+        self.inner.reset()
+    }
+    fn trace(&mut self, path: &Path) -> Result<(), CosimError> {
+        self.inner.trace(path)
+    }
+}
+
+/// [`HardwareOnly`] for transport_core on `t` (stall pattern `seed`).
+pub fn hardware_only_core(t: &[CoreTxn], seed: u64) -> Result<HardwareOnly, CosimError> {
+    let mut dut = Verilated::<TransportCorePins>::new()?;
+    let mut rec = Recording {
+        inner: &mut dut,
+        inputs: Vec::new(),
+    };
+    let o = RunOpts {
+        stall_seed: seed,
+        ..Default::default()
+    };
+    run_core(&mut rec, t, &o)?;
+    let inputs = rec.inputs;
+    let mut fresh = Verilated::<TransportCorePins>::new()?;
+    let timer = Timer::start();
+    let mut sink = 0u32;
+    for i in &inputs {
+        fresh.set(i);
+        // the outputs are read as in lockstep (the comparison itself is what is left out)
+        sink ^= fresh.eval().csr_rdata;
+        fresh.tick();
+    }
+    std::hint::black_box(sink);
+    let wall = timer.wall_s();
+    let n = inputs.len() as u64;
+    Ok(HardwareOnly {
+        cycles: n,
+        cycles_per_s: n as f64 / wall.max(1e-9),
+        wall_s: wall,
+        cycles_per_cpu_s: timer.cpu_s().filter(|c| *c > 0.05).map(|c| n as f64 / c),
+    })
+}
+
 /// Report of one run (`mroce cosim --json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct CosimReport {
@@ -128,6 +203,9 @@ pub struct CosimReport {
     pub vcd_file: Option<PathBuf>,
     /// Transactions in the shrunk replay.
     pub replay_transactions: Option<usize>,
+    /// transport_core, Verilator backend: the Verilated core alone on the same stimulus.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hardware_only: Option<HardwareOnly>,
 }
 
 type Runner<'r, T> = Box<dyn Fn(&[T], &RunOpts) -> Result<RunResult, CosimError> + 'r>;
@@ -197,6 +275,7 @@ fn lockstep<T: Clone + Serialize>(
         replay_file: None,
         vcd_file: cfg.vcd.clone(),
         replay_transactions: None,
+        hardware_only: None,
     };
     if let Some(m) = &res.mismatch {
         let (file, vcd, n) = artifacts(cfg, txns, m, verilated)?;
@@ -345,7 +424,11 @@ pub fn run_transactions_core(cfg: &CosimConfig, t: &[CoreTxn]) -> Result<CosimRe
         BackendKind::Verilator => &v,
         BackendKind::Rusthdl => &h,
     };
-    lockstep(cfg, t, main, &v, &h)
+    let mut rep = lockstep(cfg, t, main, &v, &h)?;
+    if cfg.backend == BackendKind::Verilator && rep.mismatch.is_none() && cfg.vcd.is_none() {
+        rep.hardware_only = Some(hardware_only_core(t, cfg.seed)?);
+    }
+    Ok(rep)
 }
 
 /// `RxBench` on the mutant's pins (same semantics and reference).

@@ -430,3 +430,21 @@ fn injected_bug_is_caught_and_replayed() {
     assert_eq!(run::run(&cfg).unwrap().mismatches, 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn hardware_only_replays_every_cycle_of_the_lockstep_run() {
+    if !verilator() {
+        return;
+    }
+    let t = core_stream(5, 20_000);
+    let lock = run_core(
+        &mut Verilated::<TransportCorePins>::new().expect("verilated"),
+        &t,
+        &opts(5),
+    )
+    .expect("run");
+    ok(&lock, "transport_core");
+    let h = run::hardware_only_core(&t, 5).expect("hardware only");
+    assert_eq!(h.cycles, lock.cycles, "one recorded input per lockstep cycle");
+    assert!(h.cycles_per_s > 0.0);
+}
