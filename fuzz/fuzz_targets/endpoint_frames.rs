@@ -8,8 +8,20 @@ use mroce_model::transport::{NicAddr, Transport};
 fuzz_target!(|frames: Vec<Vec<u8>>| {
     let a = NicAddr::with_planes([2, 0, 0, 0, 0, 1], [10, 0, 0, 1], 2);
     let b = NicAddr::with_planes([2, 0, 0, 0, 0, 2], [10, 0, 0, 2], 2);
-    let mut ea = Endpoint::new(EndpointConfig { addr: a, ..Default::default() }, 1);
-    let mut eb = Endpoint::new(EndpointConfig { addr: b, ..Default::default() }, 2);
+    let mut ea = Endpoint::new(
+        EndpointConfig {
+            addr: a,
+            ..Default::default()
+        },
+        1,
+    );
+    let mut eb = Endpoint::new(
+        EndpointConfig {
+            addr: b,
+            ..Default::default()
+        },
+        2,
+    );
     ea.add_peer(b);
     eb.add_peer(a);
     let _ = ea.connect(0, b);
@@ -27,7 +39,11 @@ fuzz_target!(|frames: Vec<Vec<u8>>| {
     }
     for (i, f) in frames.iter().enumerate() {
         now += 100;
-        if i % 2 == 0 { eb.handle_frame(now, 0, f) } else { ea.handle_frame(now, 0, f) }
+        if i % 2 == 0 {
+            eb.handle_frame(now, 0, f)
+        } else {
+            ea.handle_frame(now, 0, f)
+        }
         while let Some(t) = eb.poll_transmit(now, &mut buf) {
             ea.handle_frame(now, t.plane, &buf[..t.len]);
         }

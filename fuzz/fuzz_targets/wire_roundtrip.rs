@@ -32,7 +32,11 @@ fuzz_target!(|inp: Input| {
     let mut bth = Bth::new(0, inp.bth.dest_qp, inp.bth.psn);
     bth.ack_req = inp.bth.ack_req;
     bth.se = inp.bth.se;
-    let payload: &[u8] = if inp.payload.is_empty() { &[0] } else { &inp.payload[..inp.payload.len().min(4096)] };
+    let payload: &[u8] = if inp.payload.is_empty() {
+        &[0]
+    } else {
+        &inp.payload[..inp.payload.len().min(4096)]
+    };
     let fix = |mut m: Mrh| {
         m.flags &= 0xF;
         m
@@ -47,8 +51,18 @@ fuzz_target!(|inp: Input| {
         c
     };
     let pkt = match inp.kind {
-        Kind::Write(m, s, r) => MrPacket::Write { mrh: fix(m), sdh: fix_sdh(s), rph: r, payload },
-        Kind::Send(m, s, rsn) => MrPacket::Send { mrh: fix(m), sdh: fix_sdh(s), rsn, payload },
+        Kind::Write(m, s, r) => MrPacket::Write {
+            mrh: fix(m),
+            sdh: fix_sdh(s),
+            rph: r,
+            payload,
+        },
+        Kind::Send(m, s, rsn) => MrPacket::Send {
+            mrh: fix(m),
+            sdh: fix_sdh(s),
+            rsn,
+            payload,
+        },
         Kind::Probe(m) => MrPacket::Probe { mrh: fix(m) },
         Kind::Ack(k) => MrPacket::Ack(k),
         Kind::Nak(k) => MrPacket::Nak(k),
