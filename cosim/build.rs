@@ -28,6 +28,8 @@ struct Design {
 
 fn main() {
     println!("cargo:rustc-check-cfg=cfg(mroce_no_verilator)");
+    println!("cargo:rustc-check-cfg=cfg(mroce_no_soc)");
+    println!("cargo:rerun-if-env-changed=MROCE_PICORV32");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=MROCE_VERILATOR");
     println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");
@@ -50,6 +52,25 @@ fn main() {
             "receive tracker with an injected off-by-one in the base advance (cosim mutation test only)",
         ),
     });
+    // the SoC (PicoRV32 + RAM + transport_core) when PicoRV32's source is installed
+    match mroce_hdl::soc::find_picorv32() {
+        Ok(p) => {
+            println!("cargo:rerun-if-changed={}", p.display());
+            let picorv32 = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let map = mroce_hdl::soc::SocMap {
+                ram_bytes: mroce_firmware::memory_map::RAM_SIZE,
+                csr_base: mroce_firmware::memory_map::CSR_BASE,
+            };
+            designs.push(Design {
+                name: "mroce_soc".into(),
+                text: mroce_hdl::soc::soc_verilog(map, &picorv32),
+            });
+        }
+        Err(e) => {
+            println!("cargo:warning=mroce-cosim: SoC co-simulation disabled: {e}");
+            println!("cargo:rustc-cfg=mroce_no_soc");
+        }
+    }
     let vdir = out.join("verilog");
     std::fs::create_dir_all(&vdir).expect("create OUT_DIR/verilog");
     let mut ports = vec![];

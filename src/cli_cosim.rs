@@ -6,6 +6,10 @@
 //!   cycles_per_s, wall_s, ...}` with rust-hdl's figures on a prefix of the same stream. On a
 //!   mismatch: the transaction, both records, a shrunk replay file and a VCD of its last cycles.
 //! - `mroce cosim replay FILE [--vcd FILE]`: rerun a replay file.
+//! - `mroce cosim plane-failure [--json]`: the host-built firmware drives the Verilated
+//!   `transport_core` through a plane failure (and the software core model, compared).
+//! - `mroce cosim --soc [--bytes N] [--json] [--vcd FILE]`: the same scenario with the firmware
+//!   running on PicoRV32 inside the Verilated SoC.
 //!
 //! Exit codes: 0 no mismatch, 1 mismatch, 2 the run could not be carried out.
 
@@ -28,9 +32,10 @@ pub struct CosimArgs {
     /// Transactions in the random stream.
     #[arg(long, default_value_t = 100_000)]
     transactions: usize,
-    /// Seed of the stream and of the valid/ready stalls.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// Seed of the stream and of the valid/ready stalls [default: 1; with --soc, of the NICs
+    /// and the data: 6].
+    #[arg(long)]
+    seed: Option<u64>,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -50,6 +55,22 @@ pub struct CosimArgs {
     /// Use the rx_tracker with the injected off-by-one (harness self-test; must mismatch).
     #[arg(long, hide = true)]
     mutant: bool,
+    /// SoC co-simulation: the plane-failure scenario with the firmware image running on
+    /// PicoRV32 next to transport_core (Verilated together); --block is not used.
+    #[arg(long, conflicts_with = "block")]
+    soc: bool,
+    /// With --soc: the soft-core ELF [default: target/riscv32imc-unknown-none-elf/release/mroce-firmware].
+    #[arg(long, requires = "soc")]
+    image: Option<PathBuf>,
+    /// With --soc: bytes transferred [default: the scenario's 32 MiB].
+    #[arg(long, requires = "soc")]
+    bytes: Option<usize>,
+    /// With --soc: plane that dies (0..4).
+    #[arg(long, requires = "soc", default_value_t = 1)]
+    fail_plane: u8,
+    /// With --soc: when it dies, ns after the first WRITE.
+    #[arg(long, requires = "soc", default_value_t = 30_000)]
+    fail_after_ns: u64,
 }
 
 #[derive(Subcommand, Debug)]
@@ -223,8 +244,92 @@ fn plane_failure(seed: u64, fail_plane: u8, fail_after_ns: u64, json: bool) -> E
     }
 }
 
+/// `mroce cosim --soc`.
+fn soc(a: &CosimArgs) -> ExitCode {
+    use mroce::plane_failure::ScenarioConfig;
+    use mroce::soc_scenario::{default_image_path, run_soc, SocImage};
+    if a.fail_plane >= 4 {
+        eprintln!("error: --fail-plane must be below 4 (the scenario has 4 planes)");
+        return ExitCode::from(2);
+    }
+    let path = a.image.clone().unwrap_or_else(default_image_path);
+    let image = match SocImage::from_file(&path) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut cfg = ScenarioConfig {
+        seed: a.seed.unwrap_or(6),
+        fail_plane: a.fail_plane,
+        fail_after_ns: a.fail_after_ns,
+        ..ScenarioConfig::default()
+    };
+    if let Some(b) = a.bytes {
+        if b == 0 {
+            eprintln!("error: --bytes must be above 0");
+            return ExitCode::from(2);
+        }
+        cfg.bytes = b;
+    }
+    let t0 = std::time::Instant::now();
+    let rep = match run_soc(&cfg, &image, a.vcd.as_deref()) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let wall_s = t0.elapsed().as_secs_f64();
+    let ok = rep.completed && rep.data_intact && rep.repair_cycles.is_some() && rep.fault_register == 0;
+    if a.json {
+        let mut v = serde_json::to_value(&rep).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("scenario".into(), "plane-failure-soc".into());
+            o.insert("image".into(), path.display().to_string().into());
+            o.insert("wall_s".into(), wall_s.into());
+            o.insert("cycles_per_s".into(), (rep.cycles as f64 / wall_s).into());
+            o.insert("ok".into(), ok.into());
+        }
+        println!("{v}");
+    } else {
+        println!(
+            "SoC (PicoRV32 + transport_core, Verilated): boot and setup {} cycles ({} instructions, {} commands); \
+             plane {} dies {} us after the first WRITE: detected +{} cycles, plane down +{} cycles, repaired +{} \
+             cycles ({} polls, {} instructions); transfer {:.1} us, complete {}, intact {}; FAULT {:#x}; \
+             {} cycles in {:.1} s",
+            rep.boot_cycles,
+            rep.boot_instructions,
+            rep.setup_commands,
+            cfg.fail_plane,
+            cfg.fail_after_ns / 1000,
+            opt(rep.detect_cycles),
+            opt(rep.plane_down_cycle.map(|c| c.saturating_sub(rep.fail_cycle))),
+            opt(rep.repair_cycles),
+            opt(rep.polls_to_repair),
+            opt(rep.instructions_to_repair),
+            rep.transfer_ns as f64 / 1e3,
+            rep.completed,
+            rep.data_intact,
+            rep.fault_register,
+            rep.cycles,
+            wall_s
+        );
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
 /// Run `mroce cosim`.
 pub fn run(a: &CosimArgs) -> ExitCode {
+    if a.soc {
+        return soc(a);
+    }
+    let seed = a.seed.unwrap_or(1);
     let result = match &a.cmd {
         Some(CosimCmd::PlaneFailure {
             seed,
@@ -260,7 +365,7 @@ pub fn run(a: &CosimArgs) -> ExitCode {
                     b.set_position(n);
                 }
             };
-            let mut cfg = CosimConfig::new(block, a.transactions, a.seed);
+            let mut cfg = CosimConfig::new(block, a.transactions, seed);
             cfg.backend = match a.backend {
                 BackendArg::Verilator => BackendKind::Verilator,
                 BackendArg::Rusthdl => BackendKind::Rusthdl,

@@ -20,4 +20,5 @@ pub mod pipe_sweep;
 pub mod plane_failure;
 pub mod rng;
 pub mod size;
+pub mod soc_scenario;
 pub mod transports;

@@ -75,6 +75,12 @@ pub enum ScenarioError {
     /// Bad configuration.
     #[error("bad scenario configuration: {0}")]
     Config(&'static str),
+    /// The co-simulation could not be built or driven.
+    #[error("co-simulation: {0}")]
+    Cosim(#[from] mroce_cosim::CosimError),
+    /// The soft core did not do its part (image, boot, trap, bus error).
+    #[error("soft core: {0}")]
+    SoftCore(String),
 }
 
 /// A transport core the firmware drives: its CSR port plus a way to feed it the operations of
@@ -634,28 +640,28 @@ impl ScenarioReport {
     }
 }
 
-fn nic(mac: u8, planes: u8) -> NicAddr {
+pub(crate) fn nic(mac: u8, planes: u8) -> NicAddr {
     NicAddr::with_planes([2, 0, 0, 0, 0, mac], [10, 0, 0, mac], planes)
 }
 
 /// Frames on the wire: (deliver at, towards B, plane, bytes).
 type Wire = VecDeque<(Nanos, bool, u8, Vec<u8>)>;
 
-struct Link {
-    a: Endpoint,
-    b: Endpoint,
-    now: Nanos,
-    wire: Wire,
-    delay: Nanos,
-    dead_plane: Option<u8>,
-    dropped: u64,
-    events_a: Vec<Event>,
-    events_b: Vec<Event>,
-    buf: Vec<u8>,
+pub(crate) struct Link {
+    pub(crate) a: Endpoint,
+    pub(crate) b: Endpoint,
+    pub(crate) now: Nanos,
+    pub(crate) wire: Wire,
+    pub(crate) delay: Nanos,
+    pub(crate) dead_plane: Option<u8>,
+    pub(crate) dropped: u64,
+    pub(crate) events_a: Vec<Event>,
+    pub(crate) events_b: Vec<Event>,
+    pub(crate) buf: Vec<u8>,
 }
 
 impl Link {
-    fn step(&mut self, dt: Nanos) {
+    pub(crate) fn step(&mut self, dt: Nanos) {
         for to_b in [true, false] {
             let src = if to_b { &mut self.a } else { &mut self.b };
             if let Some(t) = src.poll_transmit(self.now, &mut self.buf) {
@@ -689,13 +695,142 @@ impl Link {
         self.now += dt;
     }
 
-    fn completions(ev: &[Event]) -> impl Iterator<Item = &mroce_model::transport::Completion> {
+    pub(crate) fn completions(ev: &[Event]) -> impl Iterator<Item = &mroce_model::transport::Completion> {
         ev.iter()
             .filter_map(|e| if let Event::Completion(c) = e { Some(c) } else { None })
     }
 }
 
-fn cycle_at(ns: Nanos) -> u64 {
+/// The config checks shared by the scenario runners.
+pub(crate) fn check_config(cfg: &ScenarioConfig) -> Result<(), ScenarioError> {
+    if cfg.planes == 0
+        || usize::from(cfg.planes) > mroce_model::params::MAX_PLANES
+        || cfg.fail_plane >= cfg.planes
+        || cfg.paths == 0
+        || usize::from(cfg.paths) > PATHS
+        || cfg.msg_bytes == 0
+        || cfg.streams == 0
+        || cfg.step_ns == 0
+        || cfg.poll_offset_cycles >= cycle_at(cfg.poll_interval_ns)
+    {
+        return Err(ScenarioError::Config(
+            "planes, paths, fail plane, message size, streams, step or poll offset",
+        ));
+    }
+    Ok(())
+}
+
+/// Two NICs on a link, A's connection to B established (A traces its component operations and
+/// leaves path health to the firmware when `cfg.firmware`); returns the connection's paths and
+/// planes too.
+pub(crate) fn open_link(cfg: &ScenarioConfig) -> Result<(Link, ConnId, u8, u8), ScenarioError> {
+    let base = EndpointConfig {
+        paths: cfg.paths,
+        ..EndpointConfig::default()
+    };
+    let mut a = Endpoint::new(
+        EndpointConfig {
+            addr: nic(1, cfg.planes),
+            trace_components: cfg.firmware,
+            firmware_path_health: cfg.firmware,
+            ..base
+        },
+        cfg.seed,
+    );
+    let mut b = Endpoint::new(
+        EndpointConfig {
+            addr: nic(2, cfg.planes),
+            ..base
+        },
+        cfg.seed + 1,
+    );
+    a.add_peer(nic(2, cfg.planes));
+    b.add_peer(nic(1, cfg.planes));
+    let mut l = Link {
+        a,
+        b,
+        now: 0,
+        wire: VecDeque::new(),
+        delay: cfg.link_delay_ns,
+        dead_plane: None,
+        dropped: 0,
+        events_a: Vec::new(),
+        events_b: Vec::new(),
+        buf: vec![0u8; 9216],
+    };
+    let conn =
+        l.a.connect(0, nic(2, cfg.planes))
+            .map_err(|e| ScenarioError::Verb(format!("{e:?}")))?;
+    while !l.events_a.contains(&Event::Connected(conn)) {
+        if l.now > 20_000_000 {
+            return Err(ScenarioError::NoConnection);
+        }
+        l.step(cfg.step_ns);
+    }
+    let c = l.a.connection(conn).ok_or(ScenarioError::NoConnection)?;
+    let (paths, planes) = (c.paths(), c.planes());
+    Ok((l, conn, paths, planes))
+}
+
+/// Fill A's source region with seeded bytes and post the WRITEs of the transfer; returns the
+/// source and destination keys and the number of WRITEs.
+pub(crate) fn post_transfer(
+    l: &mut Link,
+    cfg: &ScenarioConfig,
+    conn: ConnId,
+) -> Result<(mroce_model::memory::MrKey, mroce_model::memory::MrKey, usize), ScenarioError> {
+    let src = l.a.memory_mut().register(cfg.bytes, Access { remote_write: false });
+    let dst = l.b.memory_mut().register(cfg.bytes, Access { remote_write: true });
+    {
+        let mut r = Rng::new(cfg.seed ^ 0x5EED);
+        let bytes =
+            l.a.memory_mut()
+                .local_mut(src, 0, cfg.bytes as u64)
+                .map_err(|e| ScenarioError::Verb(format!("{e:?}")))?;
+        for x in bytes {
+            *x = r.next_u32() as u8;
+        }
+    }
+    let mut n = 0usize;
+    for (i, off) in (0..cfg.bytes).step_by(cfg.msg_bytes).enumerate() {
+        let len = cfg.msg_bytes.min(cfg.bytes - off) as u32;
+        l.a.post_write(
+            conn,
+            (i % usize::from(cfg.streams)) as u16,
+            LocalBuf {
+                key: src,
+                offset: off as u64,
+                len,
+            },
+            RemoteBuf {
+                va: dst.va + off as u64,
+                rkey: dst.rkey,
+            },
+            i as u64,
+        )
+        .map_err(|e| ScenarioError::Verb(format!("{e:?}")))?;
+        n += 1;
+    }
+    Ok((src, dst, n))
+}
+
+/// Planes up in A's selector (bit k) and its paths per plane.
+pub(crate) fn routing(l: &Link, cfg: &ScenarioConfig, conn: ConnId, paths: u8) -> (u8, Vec<u8>) {
+    let mut paths_per_plane = vec![0u8; usize::from(cfg.planes)];
+    let mut planes_up = 0;
+    if let Some(s) = l.a.connection(conn).map(|c| c.selector()) {
+        for p in 0..paths {
+            if let Some(x) = paths_per_plane.get_mut(usize::from(s.path(p).plane)) {
+                *x += 1;
+            }
+        }
+        planes_up = s.planes_up();
+    }
+    (planes_up, paths_per_plane)
+}
+
+/// Core clock cycle of simulated time `ns`.
+pub(crate) fn cycle_at(ns: Nanos) -> u64 {
     ns * u64::from(CYCLES_PER_US) / 1000
 }
 
@@ -745,67 +880,8 @@ impl<B: CoreBackend> Driver<'_, B> {
 
 /// Run the scenario on `backend` (unused when `cfg.firmware` is false).
 pub fn run<B: CoreBackend>(cfg: &ScenarioConfig, backend: B) -> Result<ScenarioReport, ScenarioError> {
-    if cfg.planes == 0
-        || usize::from(cfg.planes) > mroce_model::params::MAX_PLANES
-        || cfg.fail_plane >= cfg.planes
-        || cfg.paths == 0
-        || usize::from(cfg.paths) > PATHS
-        || cfg.msg_bytes == 0
-        || cfg.streams == 0
-        || cfg.step_ns == 0
-        || cfg.poll_offset_cycles >= cycle_at(cfg.poll_interval_ns)
-    {
-        return Err(ScenarioError::Config(
-            "planes, paths, fail plane, message size, streams, step or poll offset",
-        ));
-    }
-    let base = EndpointConfig {
-        paths: cfg.paths,
-        ..EndpointConfig::default()
-    };
-    let mut a = Endpoint::new(
-        EndpointConfig {
-            addr: nic(1, cfg.planes),
-            trace_components: cfg.firmware,
-            firmware_path_health: cfg.firmware,
-            ..base
-        },
-        cfg.seed,
-    );
-    let mut b = Endpoint::new(
-        EndpointConfig {
-            addr: nic(2, cfg.planes),
-            ..base
-        },
-        cfg.seed + 1,
-    );
-    a.add_peer(nic(2, cfg.planes));
-    b.add_peer(nic(1, cfg.planes));
-    let mut l = Link {
-        a,
-        b,
-        now: 0,
-        wire: VecDeque::new(),
-        delay: cfg.link_delay_ns,
-        dead_plane: None,
-        dropped: 0,
-        events_a: Vec::new(),
-        events_b: Vec::new(),
-        buf: vec![0u8; 9216],
-    };
-    let conn =
-        l.a.connect(0, nic(2, cfg.planes))
-            .map_err(|e| ScenarioError::Verb(format!("{e:?}")))?;
-    while !l.events_a.contains(&Event::Connected(conn)) {
-        if l.now > 20_000_000 {
-            return Err(ScenarioError::NoConnection);
-        }
-        l.step(cfg.step_ns);
-    }
-    let (paths, planes) = {
-        let c = l.a.connection(conn).ok_or(ScenarioError::NoConnection)?;
-        (c.paths(), c.planes())
-    };
+    check_config(cfg)?;
+    let (mut l, conn, paths, planes) = open_link(cfg)?;
 
     // the control core boots and takes the connection over before any data is sent
     let mut table = ConnTable::<FW_CONNECTIONS>::new();
@@ -841,39 +917,7 @@ pub fn run<B: CoreBackend>(cfg: &ScenarioConfig, backend: B) -> Result<ScenarioR
         drv.apply_commands(&mut l.a, l.now)?;
     }
 
-    // the transfer
-    let src = l.a.memory_mut().register(cfg.bytes, Access { remote_write: false });
-    let dst = l.b.memory_mut().register(cfg.bytes, Access { remote_write: true });
-    {
-        let mut r = Rng::new(cfg.seed ^ 0x5EED);
-        let bytes =
-            l.a.memory_mut()
-                .local_mut(src, 0, cfg.bytes as u64)
-                .map_err(|e| ScenarioError::Verb(format!("{e:?}")))?;
-        for x in bytes {
-            *x = r.next_u32() as u8;
-        }
-    }
-    let mut n = 0usize;
-    for (i, off) in (0..cfg.bytes).step_by(cfg.msg_bytes).enumerate() {
-        let len = cfg.msg_bytes.min(cfg.bytes - off) as u32;
-        l.a.post_write(
-            conn,
-            (i % usize::from(cfg.streams)) as u16,
-            LocalBuf {
-                key: src,
-                offset: off as u64,
-                len,
-            },
-            RemoteBuf {
-                va: dst.va + off as u64,
-                rkey: dst.rkey,
-            },
-            i as u64,
-        )
-        .map_err(|e| ScenarioError::Verb(format!("{e:?}")))?;
-        n += 1;
-    }
+    let (src, dst, n) = post_transfer(&mut l, cfg, conn)?;
     let setup_commands = drv.commands.len();
     let start = l.now;
     let fail_at = start + cfg.fail_after_ns;
@@ -934,17 +978,7 @@ pub fn run<B: CoreBackend>(cfg: &ScenarioConfig, backend: B) -> Result<ScenarioR
         && Link::completions(&l.events_a).all(|c| c.status == Status::Ok)
         && Link::completions(&l.events_b).all(|c| c.status == Status::Ok);
     let data_intact = l.a.memory().region(src).ok() == l.b.memory().region(dst).ok();
-    let sel = l.a.connection(conn).map(|c| c.selector().clone());
-    let mut paths_per_plane = vec![0u8; usize::from(cfg.planes)];
-    let mut planes_up = 0;
-    if let Some(s) = &sel {
-        for p in 0..paths {
-            if let Some(x) = paths_per_plane.get_mut(usize::from(s.path(p).plane)) {
-                *x += 1;
-            }
-        }
-        planes_up = s.planes_up();
-    }
+    let (planes_up, paths_per_plane) = routing(&l, cfg, conn, paths);
     let (stats, fault, cycles, telemetry) = match (drv.fw.as_mut(), fw_id) {
         (Some(fw), Some(id)) => {
             let t = fw
@@ -1009,6 +1043,66 @@ enum Expect {
     Credit(bool),
 }
 
+/// A `transport_core` at pin level for [`PinsCore`]: the core alone (the harness drives its CSR
+/// bus for the host-built firmware), or inside the SoC, where PicoRV32 running the firmware
+/// drives the bus and the harness only watches it.
+pub trait CoreDut: mroce_cosim::Backend<In = mroce_cosim::pins::CoreIn, Out = mroce_cosim::pins::CoreOut> {
+    /// A control core on the chip owns the CSR bus.
+    fn on_chip_control(&self) -> bool {
+        false
+    }
+    /// Keep the on-chip core's `SEL_CMD` writes from starting (the selector stream is busy with
+    /// operations the model applied before any command the core may write now).
+    fn hold_commands(&mut self, _hold: bool) {}
+    /// The CSR write the on-chip core makes this clock (after `eval`).
+    fn bus_write(&self) -> Option<(u16, u32)> {
+        None
+    }
+    /// A `SEL_CMD` write is waiting for the hold to drop.
+    fn command_waiting(&self) -> bool {
+        false
+    }
+    /// Instructions the on-chip core has started (low 32 bits).
+    fn instructions(&self) -> u32 {
+        0
+    }
+}
+
+impl CoreDut for mroce_cosim::pins::Verilated<mroce_cosim::pins::TransportCorePins> {}
+impl CoreDut for mroce_cosim::pins::RustHdl<mroce_cosim::pins::TransportCorePins> {}
+
+impl CoreDut for mroce_cosim::soc::Soc {
+    fn on_chip_control(&self) -> bool {
+        true
+    }
+    fn hold_commands(&mut self, hold: bool) {
+        self.set_cmd_hold(hold);
+    }
+    fn bus_write(&self) -> Option<(u16, u32)> {
+        self.last().csr_write
+    }
+    fn command_waiting(&self) -> bool {
+        self.last().cmd_waiting
+    }
+    fn instructions(&self) -> u32 {
+        self.last().instret
+    }
+}
+
+/// CSR writes of an on-chip control core, as the harness sees them on the bus.
+#[derive(Debug, Default)]
+pub struct BusWatch {
+    arg: u32,
+    ctx: u32,
+    /// `SEL_CMD` writes not yet taken by the harness.
+    pub commands: Vec<FirmwareCommand>,
+    /// Heartbeats (`SCRATCH` writes tagged [`mroce_firmware::soc_status::HEARTBEAT_TAG`]):
+    /// (cycle, polls, instructions started) not yet taken.
+    pub heartbeats: Vec<(u64, u32, u32)>,
+    /// Last `FAULT` word written (0: none).
+    pub fault: u32,
+}
+
 /// The `transport_core` hardware (any [`mroce_cosim::Backend`] of it: rust-hdl's simulator or
 /// the Verilated model) as a [`CoreBackend`]: component operations go through its three
 /// streams (II = 1, in parallel, while the clock runs to the next target), CSR accesses through
@@ -1034,14 +1128,20 @@ pub struct PinsCore<D> {
     mismatch: Option<String>,
     /// Operations the streams accepted.
     pub ops: u64,
+    /// What an on-chip control core wrote (SoC only).
+    pub bus: BusWatch,
 }
 
-impl<D> PinsCore<D>
-where
-    D: mroce_cosim::Backend<In = mroce_cosim::pins::CoreIn, Out = mroce_cosim::pins::CoreOut>,
-{
-    /// Wrap a freshly built core; `CYCLES` is calibrated with one read.
+impl<D: CoreDut> PinsCore<D> {
+    /// Wrap a freshly built core; `CYCLES` is calibrated with one read (by the harness; with
+    /// an on-chip control core, `cycle` is the cycles the caller has already run).
     pub fn new(dut: D) -> Self {
+        Self::at_cycle(dut, 0)
+    }
+
+    /// Wrap a core whose clock has run `cycle` edges (an on-chip control core owns the bus, so
+    /// the harness cannot read `CYCLES`).
+    pub fn at_cycle(dut: D, cycle: u64) -> Self {
         let mut c = PinsCore {
             dut,
             rxq: VecDeque::new(),
@@ -1056,10 +1156,48 @@ where
             control: 0,
             mismatch: None,
             ops: 0,
+            bus: BusWatch::default(),
         };
-        let c0 = c.access(csr::CYCLES, 0, false);
-        c.cycle = u64::from(c0) + 1;
+        if c.dut.on_chip_control() {
+            c.cycle = cycle;
+        } else {
+            let c0 = c.access(csr::CYCLES, 0, false);
+            c.cycle = u64::from(c0) + 1;
+        }
         c
+    }
+
+    /// The wrapped design.
+    pub fn dut(&mut self) -> &mut D {
+        &mut self.dut
+    }
+
+    /// Note a CSR write of the on-chip core (the clock it takes effect).
+    fn watch(&mut self, offset: u16, value: u32) {
+        match offset {
+            csr::SEL_CMD_ARG => self.bus.arg = value,
+            csr::CTX_SEL => self.bus.ctx = value,
+            csr::SEL_CMD if self.bus.ctx < csr::CONTEXTS => {
+                self.sel_exp.push_back(Expect::Command);
+                self.bus.commands.push(FirmwareCommand {
+                    cycle: self.cycle + 1,
+                    op: value & 0xF,
+                    path: ((value >> 4) & 0xF) as u8,
+                    flag: value & (1 << 8) != 0,
+                    a: self.bus.arg as u16,
+                    b: (self.bus.arg >> 16) as u16,
+                });
+            }
+            csr::SCRATCH
+                if value & mroce_firmware::soc_status::HEARTBEAT_TAG_MASK
+                    == mroce_firmware::soc_status::HEARTBEAT_TAG =>
+            {
+                let instructions = self.dut.instructions();
+                self.bus.heartbeats.push((self.cycle + 1, value & 0xFFFF, instructions))
+            }
+            csr::FAULT => self.bus.fault = value,
+            _ => {}
+        }
     }
 
     fn busy(&self) -> bool {
@@ -1075,6 +1213,13 @@ where
     fn clock(&mut self, csr_op: Option<(u16, u32, bool)>) -> u32 {
         use mroce_cosim::bench::{SelRec, TxRec};
         let mut inp = mroce_cosim::pins::CoreIn::default();
+        let on_chip = self.dut.on_chip_control();
+        if on_chip {
+            // the model applies a command after the operations queued before it and before
+            // those queued after it: hold the write while the selector is busy, and offer
+            // nothing to the selector while a command is on its way through
+            self.dut.hold_commands(!self.selq.is_empty() || self.sel_owed > 0);
+        }
         if let Some(t) = self.rxq.front() {
             inp.rx = t.pins(true);
         }
@@ -1083,7 +1228,8 @@ where
             inp.tx = t.pins(true);
         }
         inp.tx.out_ready = true;
-        if let Some((t, _)) = self.selq.front() {
+        let command_in_flight = on_chip && self.sel_exp.iter().any(|e| matches!(e, Expect::Command));
+        if let Some((t, _)) = self.selq.front().filter(|_| !command_in_flight) {
             inp.sel = t.pins(true);
         }
         inp.sel.out_ready = true;
@@ -1111,6 +1257,11 @@ where
                 self.sel_owed += 1;
             }
             self.ops += 1;
+        }
+        // an on-chip core's write of this clock: a command becomes pending at this edge, after
+        // any stream operation the selector accepts at the same edge
+        if let Some((offset, value)) = self.dut.bus_write() {
+            self.watch(offset, value);
         }
         if o.rx.out_valid {
             self.rx_out = self.rx_out.saturating_sub(1);
@@ -1189,10 +1340,7 @@ where
     }
 }
 
-impl<D> Csr for PinsCore<D>
-where
-    D: mroce_cosim::Backend<In = mroce_cosim::pins::CoreIn, Out = mroce_cosim::pins::CoreOut>,
-{
+impl<D: CoreDut> Csr for PinsCore<D> {
     fn read(&mut self, offset: u16) -> u32 {
         let v = self.access(offset, 0, false);
         if offset == csr::CONTROL {
@@ -1221,10 +1369,7 @@ where
     }
 }
 
-impl<D> CoreBackend for PinsCore<D>
-where
-    D: mroce_cosim::Backend<In = mroce_cosim::pins::CoreIn, Out = mroce_cosim::pins::CoreOut>,
-{
+impl<D: CoreDut> CoreBackend for PinsCore<D> {
     fn apply_calls(&mut self, calls: &ComponentCalls) -> Result<(), ScenarioError> {
         use mroce_cosim::bench::{RxTxn, SelTxn, TxTxn};
         for c in &calls.rx {
@@ -1336,6 +1481,13 @@ where
     fn advance_to(&mut self, cycle: u64) {
         while self.cycle < cycle {
             self.clock(None);
+        }
+        // an on-chip core's held command goes in once the selector drained, before the model
+        // moves on (it applies the command at the end of this step)
+        let mut guard = 0u32;
+        while self.dut.on_chip_control() && self.dut.command_waiting() && guard < 100_000 {
+            self.clock(None);
+            guard += 1;
         }
     }
 

@@ -7,13 +7,15 @@
 //!   random streams), and [`core`] for `transport_core` (three streams plus the CSR bus);
 //! - [`engine`]: the lockstep engine (random valid/ready stalls, first-mismatch stop, shrinking,
 //!   replay files, VCD of the last cycles);
-//! - [`run`]: entry points used by `mroce cosim` and the fuzz targets.
+//! - [`run`]: entry points used by `mroce cosim` and the fuzz targets;
+//! - [`soc`]: the SoC (PicoRV32 running the firmware + `transport_core`) as one Verilated design.
 pub mod bench;
 pub mod component_replay;
 pub mod core;
 pub mod engine;
 pub mod pins;
 pub mod run;
+pub mod soc;
 pub mod verilated;
 
 use std::path::PathBuf;
@@ -41,6 +43,9 @@ pub enum CosimError {
     /// The VCD trace needs the traced Verilated model (`Verilated::traced`).
     #[error("VCD traces need the verilator backend's traced model (Verilated::traced)")]
     TraceUnsupported,
+    /// mroce-cosim was built without PicoRV32's source, so the SoC was not Verilated.
+    #[error("the SoC co-simulation was not built: pip install pythondata-cpu-picorv32 (or bash scripts/setup.sh) and rebuild mroce-cosim")]
+    SocMissing,
     /// Unknown block name.
     #[error("unknown block `{0}` (rx_tracker, tx_scoreboard, path_selector, transport_core)")]
     UnknownBlock(String),

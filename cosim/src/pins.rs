@@ -24,7 +24,7 @@ pub trait Pins {
 pub trait VerilatedPins: Pins {
     type Slots;
     /// The fast model, or the one built with `--trace`.
-    fn table(traced: bool) -> &'static ModelTable;
+    fn table(traced: bool) -> Result<&'static ModelTable, CosimError>;
     fn slots(m: &VerilatedModel) -> Result<Self::Slots, CosimError>;
     fn write(s: &Self::Slots, buf: &mut [u32], i: &Self::In);
     fn read(s: &Self::Slots, buf: &[u32]) -> Self::Out;
@@ -57,7 +57,7 @@ impl<P: VerilatedPins> Verilated<P> {
         Self::with_trace_support(true)
     }
     pub fn with_trace_support(traced: bool) -> Result<Self, CosimError> {
-        let model = VerilatedModel::new(P::table(traced))?;
+        let model = VerilatedModel::new(P::table(traced)?)?;
         let slots = P::slots(&model)?;
         Ok(Self { model, slots })
     }
@@ -354,12 +354,8 @@ macro_rules! rx_block_pins {
     ($t:ty, $table:expr, $traced:expr, $ctor:expr) => {
         impl VerilatedPins for $t {
             type Slots = RxSlots;
-            fn table(traced: bool) -> &'static ModelTable {
-                if traced {
-                    &$traced
-                } else {
-                    &$table
-                }
+            fn table(traced: bool) -> Result<&'static ModelTable, CosimError> {
+                Ok(if traced { &$traced } else { &$table })
             }
             fn slots(m: &VerilatedModel) -> Result<RxSlots, CosimError> {
                 RxSlots::new(m, "")
@@ -620,12 +616,12 @@ impl Pins for TxScoreboardPins {
 
 impl VerilatedPins for TxScoreboardPins {
     type Slots = TxSlots;
-    fn table(traced: bool) -> &'static ModelTable {
-        if traced {
+    fn table(traced: bool) -> Result<&'static ModelTable, CosimError> {
+        Ok(if traced {
             &verilated::TX_SCOREBOARD__TRACED
         } else {
             &verilated::TX_SCOREBOARD
-        }
+        })
     }
     fn slots(m: &VerilatedModel) -> Result<TxSlots, CosimError> {
         TxSlots::new(m, "", true)
@@ -849,12 +845,12 @@ impl Pins for PathSelectorPins {
 
 impl VerilatedPins for PathSelectorPins {
     type Slots = SelSlots;
-    fn table(traced: bool) -> &'static ModelTable {
-        if traced {
+    fn table(traced: bool) -> Result<&'static ModelTable, CosimError> {
+        Ok(if traced {
             &verilated::PATH_SELECTOR__TRACED
         } else {
             &verilated::PATH_SELECTOR
-        }
+        })
     }
     fn slots(m: &VerilatedModel) -> Result<SelSlots, CosimError> {
         SelSlots::new(m, "")
@@ -931,12 +927,12 @@ impl Pins for TransportCorePins {
 
 impl VerilatedPins for TransportCorePins {
     type Slots = CoreSlots;
-    fn table(traced: bool) -> &'static ModelTable {
-        if traced {
+    fn table(traced: bool) -> Result<&'static ModelTable, CosimError> {
+        Ok(if traced {
             &verilated::TRANSPORT_CORE__TRACED
         } else {
             &verilated::TRANSPORT_CORE
-        }
+        })
     }
     fn slots(m: &VerilatedModel) -> Result<CoreSlots, CosimError> {
         let aw = m.ports().iter().find(|p| p.name == "csr_addr").map_or(8, |p| p.width);

@@ -199,6 +199,7 @@ impl<const N: usize> Default for ConnTable<N> {
 
 /// Firmware-wide event counts (telemetry).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Stats {
     /// Polls run.
     pub polls: u32,

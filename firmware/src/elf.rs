@@ -34,6 +34,8 @@ pub enum ElfError {
     Unsupported,
     /// A header points outside the file.
     Truncated,
+    /// A loadable segment lies outside the memory it is loaded into.
+    OutsideMemory,
 }
 
 fn u16_at(b: &[u8], o: usize) -> Result<u16, ElfError> {
@@ -121,9 +123,29 @@ pub fn load_segments(b: &[u8], mut f: impl FnMut(u32, &[u8])) -> Result<(), ElfE
     Ok(())
 }
 
-/// Symbols of the image whose name contains `needle` (e.g. `panicking`: a panic path that the
-/// optimiser could not remove), from the ELF32 symbol table; 0 when the image has none.
-pub fn count_symbols(b: &[u8], needle: &[u8]) -> Result<usize, ElfError> {
+/// Copy every loadable segment into `mem`, which starts at address `base`; returns the end of
+/// the highest segment (bytes from `base`). A segment outside `mem` is an error.
+pub fn load_into(b: &[u8], base: u32, mem: &mut [u8]) -> Result<usize, ElfError> {
+    let mut end = 0usize;
+    let mut outside = false;
+    load_segments(b, |addr, data| {
+        let start = addr.wrapping_sub(base) as usize;
+        match start.checked_add(data.len()).and_then(|e| mem.get_mut(start..e)) {
+            Some(dst) => {
+                dst.copy_from_slice(data);
+                end = end.max(start + data.len());
+            }
+            None => outside = true,
+        }
+    })?;
+    if outside {
+        return Err(ElfError::OutsideMemory);
+    }
+    Ok(end)
+}
+
+/// Call `f(name, value)` for every symbol of the ELF32 symbol table (none when it has none).
+fn for_each_symbol(b: &[u8], mut f: impl FnMut(&[u8], u32)) -> Result<(), ElfError> {
     if b.get(0..4) != Some(&[0x7F, b'E', b'L', b'F'][..]) {
         return Err(ElfError::NotElf);
     }
@@ -133,7 +155,6 @@ pub fn count_symbols(b: &[u8], needle: &[u8]) -> Result<usize, ElfError> {
     let shoff = u32_at(b, 0x20)? as usize;
     let shentsize = usize::from(u16_at(b, 0x2E)?);
     let shnum = usize::from(u16_at(b, 0x30)?);
-    let mut n = 0;
     for i in 0..shnum {
         let h = shoff + i * shentsize;
         if u32_at(b, h + 4)? != 2 {
@@ -144,10 +165,31 @@ pub fn count_symbols(b: &[u8], needle: &[u8]) -> Result<usize, ElfError> {
         let strtab = u32_at(b, shoff + link * shentsize + 16)? as usize;
         for s in (off..off + size).step_by(16) {
             let name = name_at(b, strtab + u32_at(b, s)? as usize)?;
-            if !needle.is_empty() && name.windows(needle.len()).any(|w| w == needle) {
-                n += 1;
-            }
+            f(name, u32_at(b, s + 4)?);
         }
     }
+    Ok(())
+}
+
+/// Symbols of the image whose name contains `needle` (e.g. `panicking`: a panic path that the
+/// optimiser could not remove), from the ELF32 symbol table; 0 when the image has none.
+pub fn count_symbols(b: &[u8], needle: &[u8]) -> Result<usize, ElfError> {
+    let mut n = 0;
+    for_each_symbol(b, |name, _| {
+        if !needle.is_empty() && name.windows(needle.len()).any(|w| w == needle) {
+            n += 1;
+        }
+    })?;
     Ok(n)
+}
+
+/// Address of the symbol named exactly `name` (e.g. [`crate::soc_status::STATUS_SYMBOL`]).
+pub fn symbol_address(b: &[u8], name: &[u8]) -> Result<Option<u32>, ElfError> {
+    let mut found = None;
+    for_each_symbol(b, |n, v| {
+        if n == name && found.is_none() {
+            found = Some(v);
+        }
+    })?;
+    Ok(found)
 }

@@ -6,7 +6,8 @@
 //! - [`bank`]: a host register-bank model of `transport_core`'s CSR side effects (tests);
 //! - [`control`]: connection setup/teardown, path and plane health, CC parameters, telemetry;
 //! - [`memory_map`]: the SoC memory map the soft-core image is linked for;
-//! - [`elf`]: section sizes of the soft-core image (for the size report).
+//! - [`elf`]: section sizes, segments and symbols of the soft-core image;
+//! - [`soc_status`]: the heartbeat and status record the soft-core image publishes.
 //!
 //! `no_std`, no allocator: every table is fixed capacity (const generics).
 #![no_std]
@@ -18,6 +19,7 @@ pub mod control;
 pub mod elf;
 pub mod error;
 pub mod memory_map;
+pub mod soc_status;
 
 pub use access::{Csr, Mmio};
 pub use control::{CcParams, Config, ConnId, ConnRequest, ConnTable, Firmware, PollReport, Telemetry};

@@ -1,7 +1,7 @@
 //! The soft-core image (riscv32imc-unknown-none-elf: PicoRV32) and, on the host, the tool that
 //! reports its section sizes (`mroce-firmware size <elf> [--json]`, used by
 //! scripts/firmware-size.sh) and writes its RAM image as `$readmemh` words
-//! (`mroce-firmware hex <elf> <out.hex>`, used by scripts/firmware-soc-smoke.sh).
+//! (`mroce-firmware hex <elf> <out.hex>`, for a RAM initialised by `$readmemh`).
 #![cfg_attr(target_os = "none", no_std)]
 #![cfg_attr(target_os = "none", no_main)]
 
@@ -10,7 +10,8 @@ mod soc {
     use core::panic::PanicInfo;
     use mroce_csr as csr;
     use mroce_firmware::memory_map::{CONNECTIONS, CSR_BASE};
-    use mroce_firmware::{CcParams, Config, ConnRequest, ConnTable, Firmware, Mmio};
+    use mroce_firmware::soc_status::{heartbeat, SocStatus, STATUS_WORDS};
+    use mroce_firmware::{CcParams, Config, ConnRequest, ConnTable, Csr, Firmware, Mmio};
 
     // Reset entry (PicoRV32 PROGADDR_RESET = 0): stack at the top of RAM, zero .bss, run.
     // The image is loaded whole into RAM, so .data is already in place.
@@ -31,25 +32,49 @@ mod soc {
 
     static mut TABLE: ConnTable<CONNECTIONS> = ConnTable::new();
 
+    /// The status record (`soc_status`): written whole after setup and after every poll, read
+    /// by the SoC co-simulation through the RAM's debug port.
+    #[no_mangle]
+    static mut MROCE_STATUS: [u32; STATUS_WORDS] = [0; STATUS_WORDS];
+
     fn fault_register() -> *mut u32 {
         (CSR_BASE as usize + usize::from(csr::FAULT)) as *mut u32
     }
 
-    /// Boot, bring up the default connection, then run the health monitor forever. A failed
-    /// step is already in `FAULT` (the firmware writes it); the loop goes on polling.
+    fn publish(st: &SocStatus) {
+        // SAFETY: single hart, no interrupts; volatile so the record is in RAM when the
+        // heartbeat that follows it is written.
+        unsafe {
+            let p = core::ptr::addr_of_mut!(MROCE_STATUS) as *mut u32;
+            for (i, w) in st.to_words().iter().enumerate() {
+                core::ptr::write_volatile(p.add(i), *w);
+            }
+        }
+    }
+
+    /// Boot, bring up the default connection, then run the health monitor forever, publishing
+    /// the status record and a heartbeat after each step. A failed step is already in `FAULT`
+    /// (the firmware writes it); the loop goes on polling.
     #[no_mangle]
     extern "C" fn fw_main() -> ! {
         // SAFETY: the SoC maps transport_core's CSR window at CSR_BASE, used only through `hw`.
         let hw = unsafe { Mmio::new(CSR_BASE as usize) };
         // SAFETY: fw_main runs once, on the only hart; nothing else refers to TABLE.
         let table = unsafe { &mut *core::ptr::addr_of_mut!(TABLE) };
-        let Ok(mut fw) = Firmware::boot(hw, Config::DEFAULT, table) else {
-            loop {
-                core::hint::spin_loop();
+        let mut fw = match Firmware::boot(hw, Config::DEFAULT, table) {
+            Ok(fw) => fw,
+            Err(e) => {
+                publish(&SocStatus {
+                    setup_fault: e.fault_word(),
+                    ..SocStatus::default()
+                });
+                loop {
+                    core::hint::spin_loop();
+                }
             }
         };
         let planes = ((csr::PARAMS_VALUE >> 24) as u8).min(4);
-        let _ = fw.setup(&ConnRequest {
+        let setup = fw.setup(&ConnRequest {
             peer: 0,
             paths: 16,
             planes,
@@ -59,7 +84,14 @@ mod soc {
                 rto_init_ns: mroce_model::params::RTO_INIT_NS as u32,
             },
         });
+        let setup_fault = setup.err().map_or(0, |e| e.fault_word());
         loop {
+            publish(&SocStatus {
+                setup_fault,
+                stats: fw.stats,
+            });
+            let beat = heartbeat(fw.stats.polls);
+            fw.hw().write(csr::SCRATCH, beat);
             let _ = fw.poll();
         }
     }
@@ -150,26 +182,17 @@ fn write_hex(bytes: &[u8], path: &str, out: Option<&str>) -> std::process::ExitC
         return std::process::ExitCode::from(2);
     };
     let mut ram = vec![0u8; RAM_SIZE as usize];
-    let mut end = 0usize;
-    let mut outside = false;
-    let r = mroce_firmware::elf::load_segments(bytes, |addr, data| {
-        let start = addr.wrapping_sub(RAM_BASE) as usize;
-        match ram.get_mut(start..start + data.len()) {
-            Some(dst) => {
-                dst.copy_from_slice(data);
-                end = end.max(start + data.len());
-            }
-            None => outside = true,
+    let end = match mroce_firmware::elf::load_into(bytes, RAM_BASE, &mut ram) {
+        Ok(end) => end,
+        Err(mroce_firmware::elf::ElfError::OutsideMemory) => {
+            eprintln!("{path}: a segment lies outside RAM");
+            return std::process::ExitCode::from(1);
         }
-    });
-    if let Err(e) = r {
-        eprintln!("{path}: not a 32-bit little-endian ELF ({e:?})");
-        return std::process::ExitCode::from(1);
-    }
-    if outside {
-        eprintln!("{path}: a segment lies outside RAM");
-        return std::process::ExitCode::from(1);
-    }
+        Err(e) => {
+            eprintln!("{path}: not a 32-bit little-endian ELF ({e:?})");
+            return std::process::ExitCode::from(1);
+        }
+    };
     let words: Vec<String> = ram[..end.div_ceil(4) * 4]
         .chunks(4)
         .map(|w| format!("{:08x}", u32::from_le_bytes([w[0], w[1], w[2], w[3]])))

@@ -3,6 +3,7 @@
 pub mod lutram;
 pub mod path_selector;
 pub mod rx_tracker;
+pub mod soc;
 pub mod transport_core;
 pub mod tx_scoreboard;
 pub mod verilog;
