@@ -290,6 +290,7 @@ pub fn run_soc(cfg: &ScenarioConfig, image: &SocImage, vcd: Option<&Path>) -> Re
         && Link::completions(&l.events_b).all(|c| c.status == Status::Ok);
     let data_intact = l.a.memory().region(src).ok() == l.b.memory().region(dst).ok();
     let (planes_up, paths_per_plane) = routing(&l, cfg, conn, paths);
+    core.dut().close_trace();
     let mut words = [0u32; STATUS_WORDS];
     for (k, w) in words.iter_mut().enumerate() {
         *w = core.dut().read_ram(image.status_addr as usize / 4 + k);

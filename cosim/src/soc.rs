@@ -196,6 +196,12 @@ impl Soc {
         true
     }
 
+    /// Stop writing the VCD file (e.g. before [`Self::read_ram`], whose evaluation is not a
+    /// clock of the run).
+    pub fn close_trace(&mut self) {
+        self.hw.model().trace_close();
+    }
+
     /// The RAM word at `addr` (words), read through the debug port (no clock, no bus cycle).
     pub fn read_ram(&mut self, addr: usize) -> u32 {
         let mut i = self.ctl;
