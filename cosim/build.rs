@@ -52,15 +52,20 @@ fn main() {
             "receive tracker with an injected off-by-one in the base advance (cosim mutation test only)",
         ),
     });
+    // the board self-test: mroce_bist + UART report + transport_core (fpga-boards/common)
+    let map = mroce_hdl::soc::SocMap {
+        ram_bytes: mroce_firmware::memory_map::RAM_SIZE,
+        csr_base: mroce_firmware::memory_map::CSR_BASE,
+    };
+    designs.push(Design {
+        name: "mroce_selftest".into(),
+        text: mroce_hdl::soc::selftest_verilog(map),
+    });
     // the SoC (PicoRV32 + RAM + transport_core) when PicoRV32's source is installed
     match mroce_hdl::soc::find_picorv32() {
         Ok(p) => {
             println!("cargo:rerun-if-changed={}", p.display());
             let picorv32 = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-            let map = mroce_hdl::soc::SocMap {
-                ram_bytes: mroce_firmware::memory_map::RAM_SIZE,
-                csr_base: mroce_firmware::memory_map::CSR_BASE,
-            };
             designs.push(Design {
                 name: "mroce_soc".into(),
                 text: mroce_hdl::soc::soc_verilog(map, &picorv32),

@@ -10,6 +10,8 @@
 //!   `transport_core` through a plane failure (and the software core model, compared).
 //! - `mroce cosim --soc [--bytes N] [--json] [--vcd FILE]`: the same scenario with the firmware
 //!   running on PicoRV32 inside the Verilated SoC.
+//! - `mroce cosim --selftest [--loss P] [--json]`: the board self-test (BIST, lossy loopback,
+//!   UART line) around the Verilated `transport_core`.
 //!
 //! Exit codes: 0 no mismatch, 1 mismatch, 2 the run could not be carried out.
 
@@ -71,6 +73,16 @@ pub struct CosimArgs {
     /// With --soc: when it dies, ns after the first WRITE.
     #[arg(long, requires = "soc", default_value_t = 30_000)]
     fail_after_ns: u64,
+    /// Board self-test: the BIST engine drives transport_core through a lossy loopback channel
+    /// until 4096 messages arrived intact; prints the counters and the UART line.
+    #[arg(long, conflicts_with_all = ["block", "soc"])]
+    selftest: bool,
+    /// With --selftest: channel loss probability (0 <= loss < 1).
+    #[arg(long, requires = "selftest", default_value_t = 0.01)]
+    loss: f64,
+    /// With --selftest: give up after this many clocks.
+    #[arg(long, requires = "selftest", default_value_t = 50_000_000)]
+    max_cycles: u64,
 }
 
 #[derive(Subcommand, Debug)]
@@ -324,10 +336,60 @@ fn soc(a: &CosimArgs) -> ExitCode {
     }
 }
 
+/// `mroce cosim --selftest`.
+fn selftest(a: &CosimArgs) -> ExitCode {
+    if !(0.0..1.0).contains(&a.loss) {
+        eprintln!("error: --loss must be in [0, 1)");
+        return ExitCode::from(2);
+    }
+    let thresh = (a.loss * 65536.0).round().min(65535.0) as u16;
+    let t0 = std::time::Instant::now();
+    let r = match mroce_cosim::selftest::run_selftest(thresh, a.max_cycles) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let wall_s = t0.elapsed().as_secs_f64();
+    if a.json {
+        let mut v = serde_json::to_value(&r).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("loss".into(), (f64::from(thresh) / 65536.0).into());
+            o.insert("wall_s".into(), wall_s.into());
+        }
+        println!("{v}");
+    } else {
+        println!(
+            "self-test at {:.2}% loss: {} of 4096 messages delivered in {} clocks, {} sent ({} retransmissions, \
+             {} dropped, {} duplicates, {} RTOs), {} data errors; pass {}\nUART: {}",
+            100.0 * f64::from(thresh) / 65536.0,
+            r.delivered,
+            r.cycles,
+            r.sent,
+            r.retransmits,
+            r.dropped,
+            r.duplicates,
+            r.rtos,
+            r.data_errors,
+            r.pass,
+            r.uart_line
+        );
+    }
+    if r.pass {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
 /// Run `mroce cosim`.
 pub fn run(a: &CosimArgs) -> ExitCode {
     if a.soc {
         return soc(a);
+    }
+    if a.selftest {
+        return selftest(a);
     }
     let seed = a.seed.unwrap_or(1);
     let result = match &a.cmd {

@@ -92,7 +92,18 @@ fn write_verilog(out: &Path) -> Result<Vec<PathBuf>, String> {
         std::fs::write(&p, f.text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
         files.push(p);
     }
+    // the macros hand-written Verilog around the blocks uses (SoC, board self-test)
+    let d = out.join("mroce_defines.vh");
+    std::fs::write(&d, board_defines()).map_err(|e| format!("cannot write {}: {e}", d.display()))?;
     Ok(files)
+}
+
+/// `mroce_defines.vh` for the SoC memory map of the firmware image.
+pub fn board_defines() -> String {
+    mroce_hdl::soc::board_defines(mroce_hdl::soc::SocMap {
+        ram_bytes: mroce_firmware::memory_map::RAM_SIZE,
+        csr_base: mroce_firmware::memory_map::CSR_BASE,
+    })
 }
 
 /// A tool, the commands that may provide it (first found wins) and how to install it.

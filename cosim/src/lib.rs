@@ -8,6 +8,7 @@
 //! - [`engine`]: the lockstep engine (random valid/ready stalls, first-mismatch stop, shrinking,
 //!   replay files, VCD of the last cycles);
 //! - [`run`]: entry points used by `mroce cosim` and the fuzz targets;
+//! - [`selftest`]: the board self-test (BIST + lossy loopback + UART report) around `transport_core`;
 //! - [`soc`]: the SoC (PicoRV32 running the firmware + `transport_core`) as one Verilated design.
 pub mod bench;
 pub mod component_replay;
@@ -15,6 +16,7 @@ pub mod core;
 pub mod engine;
 pub mod pins;
 pub mod run;
+pub mod selftest;
 pub mod soc;
 pub mod verilated;
 
