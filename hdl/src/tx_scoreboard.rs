@@ -24,16 +24,25 @@
 //! Per-path row (una, head, next, armed, deadline, backoff, one "word non-zero" flag per ring
 //! word) and the outstanding ring banked by word live in LUT RAM; an operation rewrites at most
 //! one word, and a word whose flag is clear reads as zero (lazy clear: reset and expiry write
-//! no bitmap word). Stages: P (input, lost-below mask), A1 (RAM read), A2 (forward the two
-//! operations whose write-back is still in flight; precompute every wide result for each
-//! outcome of the operation then in B: "it slid the window" x "it assigned a PSN", and the
-//! reductions of the word as read), B (select with the previous operation's registered outcome;
-//! its written word is taken from its result register, reduced in parallel), R (write-back),
-//! R2 (room mask), FIFO. The room comparisons rely on the scoreboard invariant 0 <= next - una <= 224 (true
-//! from reset: SEND needs room, a slide needs next - una >= 32).
+//! no bitmap word). Stages: P (input, lost-below mask), A1 (RAM read; TIMER's rto << backoff),
+//! A2 (forward the two operations whose write-back is still in flight; precompute every wide
+//! result for each outcome of the operation then in B: "it slid the window" x "it assigned a
+//! PSN", and the reductions of the word as read), B (select with the previous operation's
+//! registered outcome; its written word is taken from its result register, reduced in
+//! parallel), R (write-back, record fields read off the row, una after a slide), R2 (room
+//! mask), FIFO.
+//!
+//! Timing (stage B is a one-clock loop through R's register): everything B needs from R is a
+//! register (`sig`/`nu`/`wrn` come pre-ANDed with the next op's "same path" flag), the late
+//! signals (word flags, progress, slide) select last, and what the next op does not read at
+//! once (una after a slide, the record's armed/deadline/empty/room) is resolved at R. Invariants
+//! used (true from reset, kept by every operation): 0 <= next - una <= 224, so next - una is
+//! {nw[7:5] - head, nw[4:0]} (8 bits, no 32-bit subtraction); every outstanding bit was sent
+//! (words hold PSNs in [una, next)), so an ACK's freed bits are out & mask and the word left is
+//! out & !(mask | below), independent of the sent mask.
 
 use crate::lutram::{kc, LutRam};
-use mroce_model::params::{PATHS, RTO_MAX_BACKOFF, SACK_BITS, SACK_WORDS, SACK_WORD_BITS};
+use mroce_model::params::{PATHS, RTO_MAX_BACKOFF, SACK_WORDS, SACK_WORD_BITS};
 use rust_hdl::prelude::*;
 
 /// Clocks from acceptance to the output record (FIFO empty, `out_ready` high).
@@ -109,7 +118,13 @@ pub struct TxP {
     pub aligned: Bit,
     pub fwd: Bit,
     pub fwd2: Bit,
+    /// Inverted copies of fwd / fwd2 for the row's forwarding mux (halves their fan-out; the
+    /// inversion keeps synthesis from merging the copies).
+    pub nfwd: Bit,
+    pub nfwd2: Bit,
     pub same: Bit,
+    /// (A1) TIMER: rto << min(backoff + 1, max) on the RAM row (current for serialising ops).
+    pub rtb: Bits<32>,
 }
 
 /// Stage A2 result: the row as forwarded and every result precomputed per outcome of the op
@@ -148,19 +163,49 @@ pub struct TxA {
     pub m1: Bits<32>,
     pub ws0: Bits<32>,
     pub ws1: Bits<32>,
-    pub da: Bits<32>,
+    /// now and rto << backoff: SEND's deadline now + (rto << backoff) is added in B (off the loop).
+    pub now: Bits<32>,
+    pub rsh: Bits<32>,
     pub db: Bits<32>,
     pub aligned: Bit,
-    pub inr0: Bit,
-    pub inr1: Bit,
+    /// word_psn - una < 256 (i0*) and word_psn - 32 - una < 256 (i1*) on each forwarding
+    /// candidate (RAM, R, R after its slide, R2) and the one-hot candidate select: resolved in B,
+    /// where the ACK's validity is not needed early.
+    pub i0q: Bit,
+    pub i0r: Bit,
+    pub i0u: Bit,
+    pub i0s: Bit,
+    pub i1q: Bit,
+    pub i1r: Bit,
+    pub i1u: Bit,
+    pub i1s: Bit,
+    pub cq: Bit,
+    pub cr: Bit,
+    pub cu: Bit,
+    pub cs: Bit,
     pub wa: Bits<3>,
     /// The row's head word is non-zero (before the op in B).
     pub hb0: Bit,
     /// wa is the row's head word.
     pub weq0: Bit,
     pub wsa: Bits<32>,
-    pub keep0: Bits<32>,
-    pub keep1: Bits<32>,
+    /// !(mask | below): the bits an ACK leaves outstanding (every outstanding bit was sent).
+    pub nmb: Bits<32>,
+    /// The ack word as read leaves a bit outstanding / frees a bit (before the op in B).
+    pub akn: Bit,
+    pub fa: Bit,
+    /// Before the op in B: no ring word but wa / but head is non-zero; no word is non-zero.
+    pub ozaq: Bit,
+    pub ozeq: Bit,
+    pub nz0q: Bit,
+    /// One-hot ring words w0, w1, wa, head, and head + 1.
+    pub w0oh: Bits<8>,
+    pub w1oh: Bits<8>,
+    pub waoh: Bits<8>,
+    pub qhoh: Bits<8>,
+    pub h1: Bits<3>,
+    /// The row's backoff is 0 (before the op in B).
+    pub bz0: Bit,
     pub sent0: Bits<32>,
     pub sent1: Bits<32>,
     pub wh0: Bits<32>,
@@ -178,6 +223,14 @@ pub struct TxR {
     pub ns: TxState,
     pub slid: Bit,
     pub sendok: Bit,
+    /// slid / sendok / wrote, and the op then in A2 (next in B) is on the same path.
+    pub sig: Bit,
+    pub nu: Bit,
+    pub wrn: Bit,
+    /// una if the op slid (ns.una holds it otherwise): selected at R.
+    pub uh: Bits<32>,
+    /// ns.backoff is 0 (registered for the next op's first-arm deadline choice).
+    pub bz: Bit,
     pub wrote: Bit,
     pub w: Bits<3>,
     pub nword: Bits<32>,
@@ -222,12 +275,6 @@ pub struct TxScoreboardHw {
     c2: Constant<Bits<32>>,
     c32: Constant<Bits<32>>,
     c64: Constant<Bits<32>>,
-    c31: Constant<Bits<32>>,
-    c63: Constant<Bits<32>>,
-    c_room: Constant<Bits<32>>,
-    c_room1: Constant<Bits<32>>,
-    c_win: Constant<Bits<32>>,
-    c_win1: Constant<Bits<32>>,
     z32: Constant<Bits<32>>,
     ones32: Constant<Bits<32>>,
     one32: Constant<Bits<32>>,
@@ -242,9 +289,6 @@ pub struct TxScoreboardHw {
     one5: Constant<Bits<5>>,
     depth5: Constant<Bits<5>>,
     k3: [Constant<Bits<3>>; 8],
-    k5: [Constant<Bits<5>>; 31],
-    pow32: [Constant<Bits<32>>; 31],
-    pow32b: [Constant<Bits<32>>; 31],
     op_send: Constant<Bits<3>>,
     op_ack: Constant<Bits<3>>,
     op_expire: Constant<Bits<3>>,
@@ -270,7 +314,10 @@ pub struct TxScoreboardHw {
     w0p: Signal<Local, Bits<3>>,
     snxt: [Signal<Local, Bits<32>>; 3],
     suna: [Signal<Local, Bits<32>>; 3],
-    sa00: [Signal<Local, Bits<32>>; 3],
+    snw: [Signal<Local, Bits<8>>; 3],
+    shd: [Signal<Local, Bits<3>>; 3],
+    ahi: [Signal<Local, Bits<3>>; 3],
+    alo: [Signal<Local, Bit>; 3],
     sd0: [Signal<Local, Bits<32>>; 3],
     sd1: [Signal<Local, Bits<32>>; 3],
     sspan: [Signal<Local, Bits<9>>; 3],
@@ -284,20 +331,15 @@ pub struct TxScoreboardHw {
     f_g11: [Signal<Local, Bit>; 3],
     f_i0: [Signal<Local, Bit>; 3],
     f_i1: [Signal<Local, Bit>; 3],
-    sth0: [Signal<Local, Bits<32>>; 3],
-    sth1: [Signal<Local, Bits<32>>; 3],
-    skp0: [Signal<Local, Bits<32>>; 3],
-    skp1: [Signal<Local, Bits<32>>; 3],
     qn: Signal<Local, Bits<32>>,
     pp: Signal<Local, Bits<32>>,
     kn: Signal<Local, Bits<8>>,
     ka: Signal<Local, Bits<8>>,
     q1r: Signal<Local, TxState>,
+    bo1a: Signal<Local, Bits<3>>,
     prp: Signal<Local, Bits<32>>,
     s0: Signal<Local, Bits<32>>,
     s1: Signal<Local, Bits<32>>,
-    k0: Signal<Local, Bits<32>>,
-    k1: Signal<Local, Bits<32>>,
     w0: Signal<Local, Bits<3>>,
     w1: Signal<Local, Bits<3>>,
     wa: Signal<Local, Bits<3>>,
@@ -316,6 +358,7 @@ pub struct TxScoreboardHw {
     nz_k: Signal<Local, Bits<8>>,
     armed_k: Signal<Local, Bit>,
     bo_k: Signal<Local, Bits<3>>,
+    bzk: Signal<Local, Bit>,
     dl_k: Signal<Local, Bits<32>>,
     una_k: Signal<Local, Bits<32>>,
     nxt_k: Signal<Local, Bits<32>>,
@@ -324,33 +367,58 @@ pub struct TxScoreboardHw {
     w: Signal<Local, Bits<3>>,
     fromr: Signal<Local, Bit>,
     src: Signal<Local, Bits<32>>,
-    keep: Signal<Local, Bits<32>>,
     sent: Signal<Local, Bits<32>>,
     rk: Signal<Local, Bit>,
-    rk0: Signal<Local, Bit>,
-    rk1: Signal<Local, Bit>,
-    ak0: Signal<Local, Bit>,
-    ak1: Signal<Local, Bit>,
     rf: Signal<Local, Bit>,
     nzw: Signal<Local, Bit>,
     frany: Signal<Local, Bit>,
     valid_ack: Signal<Local, Bit>,
     nword: Signal<Local, Bits<32>>,
     wrote: Signal<Local, Bit>,
-    nz_after: Signal<Local, Bits<8>>,
+    nz_set: Signal<Local, Bits<8>>,
+    rraw: Signal<Local, TxState>,
+    da: Signal<Local, Bits<32>>,
+    sd0u: Signal<Local, Bits<32>>,
+    sd1u: Signal<Local, Bits<32>>,
+    inr0: Signal<Local, Bit>,
+    inr1: Signal<Local, Bit>,
+    nz_clr: Signal<Local, Bits<8>>,
+    uh: Signal<Local, Bits<32>>,
+    msel: Signal<Local, Bits<32>>,
+    nwp: Signal<Local, Bits<32>>,
+    nwr: Signal<Local, Bits<32>>,
+    srcp: Signal<Local, Bits<32>>,
     nzh: Signal<Local, Bit>,
     hbk: Signal<Local, Bit>,
     fra: Signal<Local, Bit>,
-    nzwa: Signal<Local, Bit>,
     weqk: Signal<Local, Bit>,
     slide: Signal<Local, Bit>,
     sendok: Signal<Local, Bit>,
+    ackok: Signal<Local, Bit>,
+    hk1: Signal<Local, Bits<3>>,
+    hoh: Signal<Local, Bits<8>>,
+    phoh: Signal<Local, Bits<8>>,
+    woh: Signal<Local, Bits<8>>,
+    oza: Signal<Local, Bit>,
+    oze: Signal<Local, Bit>,
+    nz0: Signal<Local, Bit>,
+    wrn: Signal<Local, Bit>,
+    fr0: Signal<Local, Bit>,
+    fr1: Signal<Local, Bit>,
+    frh: Signal<Local, Bit>,
+    nmb: Signal<Local, Bits<32>>,
+    xa: Signal<Local, Bits<32>>,
+    ssel: Signal<Local, Bits<9>>,
+    thr: Signal<Local, Bits<32>>,
+    sbo: [Signal<Local, Bits<3>>; 3],
+    rsh: [Signal<Local, Bits<32>>; 3],
+    rshs: Signal<Local, Bits<32>>,
     ns: Signal<Local, TxState>,
     rec: Signal<Local, TxOut>,
     // locals: R
     rrec: Signal<Local, TxOut>,
     rrec2: Signal<Local, TxOut>,
-    alloc2: Signal<Local, Bits<32>>,
+    alloc2: Signal<Local, Bits<3>>,
     roomr: Signal<Local, Bit>,
 }
 
@@ -364,12 +432,6 @@ impl Default for TxScoreboardHw {
                     c2: kc(2),
                     c32: kc(SACK_WORD_BITS as u64),
                     c64: kc(2 * SACK_WORD_BITS as u64),
-                    c31: kc(SACK_WORD_BITS as u64 - 1),
-                    c63: kc(2 * SACK_WORD_BITS as u64 - 1),
-                    c_room: kc((SACK_BITS - SACK_WORD_BITS) as u64),
-                    c_room1: kc((SACK_BITS - SACK_WORD_BITS - 1) as u64),
-                    c_win: kc(SACK_BITS as u64),
-                    c_win1: kc(SACK_BITS as u64 - 1),
                     z32: kc(0),
                     ones32: kc(0xFFFF_FFFF),
                     one32: kc(1),
@@ -384,9 +446,6 @@ impl Default for TxScoreboardHw {
                     one5: kc(1),
                     depth5: kc(TX_FIFO_DEPTH as u64),
                     k3: core::array::from_fn(|i| kc(i as u64)),
-                    k5: core::array::from_fn(|i| kc(i as u64)),
-                    pow32: core::array::from_fn(|i| kc(1 << i)),
-                    pow32b: core::array::from_fn(|i| kc(2 << i)),
                     op_send: kc(TX_OP_SEND),
                     op_ack: kc(TX_OP_ACK_WORD),
                     op_expire: kc(TX_OP_EXPIRE),
@@ -438,19 +497,15 @@ impl Default for TxScoreboardHw {
             wv,
             p,
             m0,
-            qn,
-            pp,
-            kn,
-            ka,
-            q1r,
-            prp,
-            s0,
             ws0l,
             ws0p,
             w0p,
             snxt,
             suna,
-            sa00,
+            snw,
+            shd,
+            ahi,
+            alo,
             sd0,
             sd1,
             sspan,
@@ -464,13 +519,15 @@ impl Default for TxScoreboardHw {
             f_g11,
             f_i0,
             f_i1,
-            sth0,
-            sth1,
-            skp0,
-            skp1,
+            qn,
+            pp,
+            kn,
+            ka,
+            q1r,
+            bo1a,
+            prp,
+            s0,
             s1,
-            k0,
-            k1,
             w0,
             w1,
             wa,
@@ -488,6 +545,7 @@ impl Default for TxScoreboardHw {
             nz_k,
             armed_k,
             bo_k,
+            bzk,
             dl_k,
             una_k,
             nxt_k,
@@ -496,27 +554,52 @@ impl Default for TxScoreboardHw {
             w,
             fromr,
             src,
-            keep,
             sent,
             rk,
-            rk0,
-            rk1,
-            ak0,
-            ak1,
             rf,
             nzw,
             frany,
             valid_ack,
             nword,
             wrote,
-            nz_after,
+            nz_set,
+            rraw,
+            da,
+            sd0u,
+            sd1u,
+            inr0,
+            inr1,
+            nz_clr,
+            uh,
+            msel,
+            nwp,
+            nwr,
+            srcp,
             nzh,
             hbk,
             fra,
-            nzwa,
             weqk,
             slide,
             sendok,
+            ackok,
+            hk1,
+            hoh,
+            phoh,
+            woh,
+            oza,
+            oze,
+            nz0,
+            wrn,
+            fr0,
+            fr1,
+            frh,
+            nmb,
+            xa,
+            ssel,
+            thr,
+            sbo,
+            rsh,
+            rshs,
             ns,
             rec,
             rrec,
@@ -562,12 +645,13 @@ impl Logic for TxScoreboardHw {
         self.bdiff.next = self.in_lost_below.val() - self.in_psn.val();
         self.pr.d.next.below = self.ones32.val();
         if !(self.bdiff.val().get_bits::<27>(5).any()) {
-            self.pr.d.next.below = (self.one32.val() << self.bdiff.val().get_bits::<5>(0)) - self.one32.val();
+            self.pr.d.next.below = !(self.ones32.val() << self.bdiff.val().get_bits::<5>(0));
         }
         if self.bdiff.val().get_bit(31) {
             self.pr.d.next.below = self.z32.val();
         }
         self.pr.d.next.fwd = false;
+        self.pr.d.next.rtb = self.z32.val();
         self.pr.d.next.fwd2 = false;
         self.pr.d.next.same = false;
 
@@ -583,21 +667,32 @@ impl Logic for TxScoreboardHw {
         self.q1r.next = self.st.read_data.val();
         self.prp.next = self.pr.q.val().psn;
         self.ka.next = self.prp.val().get_bits::<8>(0) - self.q1r.val().k8;
+        self.bo1a.next = self.q1r.val().backoff;
+        if self.q1r.val().backoff < self.maxbo.val() {
+            self.bo1a.next = self.q1r.val().backoff + self.one3.val();
+        }
+        self.p2.d.next.rtb = self.pr.q.val().rto << self.bo1a.val();
         self.p2.d.next.wa = self.ka.val().get_bits::<3>(5);
         self.p2.d.next.aligned = !self.ka.val().get_bits::<5>(0).any();
         self.p2.d.next.fwd = self.ar.q.val().v && (self.ar.q.val().path == self.pr.q.val().path);
         self.p2.d.next.fwd2 = self.rr.q.val().v && (self.rr.q.val().path == self.pr.q.val().path);
+        self.p2.d.next.nfwd = !(self.ar.q.val().v && (self.ar.q.val().path == self.pr.q.val().path));
+        self.p2.d.next.nfwd2 = !(self.rr.q.val().v && (self.rr.q.val().path == self.pr.q.val().path));
         self.p2.d.next.same = self.p2.q.val().v && (self.p2.q.val().path == self.pr.q.val().path);
 
         // ---------------- stage A2: forward, then precompute per outcome of the op in B ----------
         self.p.next = self.p2.q.val();
+        // the row after the op in R (its una after a slide is resolved here, off stage B's loop)
         self.rns.next = self.rr.q.val().ns;
+        if self.rr.q.val().slid {
+            self.rns.next.una = self.rr.q.val().uh;
+        }
         self.r2ns.next = self.r2.q.val().ns;
         self.q.next = self.q1.q.val();
-        if self.p.val().fwd2 {
+        if !self.p.val().nfwd2 {
             self.q.next = self.r2ns.val();
         }
-        if self.p.val().fwd {
+        if !self.p.val().nfwd {
             self.q.next = self.rns.val();
         }
         self.qnz.next = self.q.val().nz;
@@ -626,67 +721,71 @@ impl Logic for TxScoreboardHw {
         self.ar.d.next.is_ser = self.p.val().ser;
         self.ar.d.next.q = self.q.val();
         // allocation next - una (0 ..= 224) and its four variants: (σ, ν) = (slid, sent)
-        // Wide comparisons are made on each candidate row (RAM, R, R2) straight from its register
-        // and selected afterwards, so the forwarding mux is not in front of the carry chains.
+        // Comparisons are made on each candidate row (RAM, R, R2) straight from its register and
+        // selected afterwards, so the forwarding mux is not in front of the carry chains.
         self.snxt[0].next = self.q1.q.val().nxt;
         self.snxt[1].next = self.rns.val().nxt;
         self.snxt[2].next = self.r2ns.val().nxt;
+        self.sbo[0].next = self.q1.q.val().backoff;
+        self.sbo[1].next = self.rns.val().backoff;
+        self.sbo[2].next = self.r2ns.val().backoff;
+        self.snw[0].next = self.q1.q.val().nw;
+        self.snw[1].next = self.rns.val().nw;
+        self.snw[2].next = self.r2ns.val().nw;
+        self.shd[0].next = self.q1.q.val().head;
+        self.shd[1].next = self.rns.val().head;
+        self.shd[2].next = self.r2ns.val().head;
         self.suna[0].next = self.q1.q.val().una;
-        self.suna[1].next = self.rns.val().una;
+        // R's una is resolved at R: the range checks take both of its values, selected last
+        self.rraw.next = self.rr.q.val().ns;
+        self.suna[1].next = self.rraw.val().una;
+        self.sd0u.next = self.p.val().psn - self.rr.q.val().uh;
+        self.sd1u.next = self.p.val().psm32 - self.rr.q.val().uh;
+        self.ar.d.next.i0u = !self.sd0u.val().get_bits::<24>(8).any();
+        self.ar.d.next.i1u = !self.sd1u.val().get_bits::<24>(8).any();
         self.suna[2].next = self.r2ns.val().una;
         for j in 0..3 {
-            self.sa00[j].next = self.snxt[j].val() - self.suna[j].val();
+            // next - una (0 ..= 224) is {nw[7:5] - head, nw[4:0]} (una sits at bit 0 of the head word)
+            self.ahi[j].next = self.snw[j].val().get_bits::<3>(5) - self.shd[j].val();
+            self.alo[j].next = self.snw[j].val().get_bits::<5>(0).all();
             self.sd0[j].next = self.p.val().psn - self.suna[j].val();
             self.sd1[j].next = self.p.val().psm32 - self.suna[j].val();
             // next - word_psn in 9 bits: wherever the masks are used (aligned, 0 <= word_psn - una
             // < 256, 0 <= next - una <= 224) it lies in -256 ..= 224, so 9 bits are exact
             self.sspan[j].next = self.snxt[j].val().get_bits::<9>(0) - self.p.val().psn.get_bits::<9>(0);
-            self.f_r00[j].next = self.sa00[j].val() < self.c_room.val();
-            self.f_r01[j].next = self.sa00[j].val() < self.c_room1.val();
-            self.f_r10[j].next = self.sa00[j].val() < self.c_win.val();
-            self.f_r11[j].next = self.sa00[j].val() < self.c_win1.val();
-            self.f_g00[j].next = self.sa00[j].val() >= self.c32.val();
-            self.f_g01[j].next = self.sa00[j].val() >= self.c31.val();
-            self.f_g10[j].next = self.sa00[j].val() >= self.c64.val();
-            self.f_g11[j].next = self.sa00[j].val() >= self.c63.val();
-            self.f_i0[j].next = self.sd0[j].val() < self.c_win.val();
-            self.f_i1[j].next = self.sd1[j].val() < self.c_win.val();
-            // sent mask: PSNs word_psn .. next (a thermometer of next - word_psn, clipped to
-            // 0 ..= 32); for next + 1 it is the same mask shifted in by one (empty if negative)
-            self.sth0[j].next = self.z32.val();
-            self.sth1[j].next = self.one32.val();
-            for i in 0..31 {
-                if self.k5[i].val() < self.sspan[j].val().get_bits::<5>(0) {
-                    self.sth0[j].next = self.sth0[j].val() | self.pow32[i].val();
-                    self.sth1[j].next = self.sth1[j].val() | self.pow32b[i].val();
-                }
-            }
-            if self.sspan[j].val().get_bits::<3>(5).any() {
-                self.sth0[j].next = self.ones32.val();
-                self.sth1[j].next = self.ones32.val();
-            }
-            if self.sspan[j].val().get_bit(8) {
-                self.sth0[j].next = self.z32.val();
-                self.sth1[j].next = self.z32.val();
-            }
-            self.skp0[j].next = !((self.p.val().mask & self.sth0[j].val()) | (!self.p.val().mask & self.p.val().below));
-            self.skp1[j].next = !((self.p.val().mask & self.sth1[j].val()) | (!self.p.val().mask & self.p.val().below));
+            // alloc < 224, < 223, < 256, < 255; >= 32, >= 31, >= 64, >= 63 (alloc <= 224)
+            self.f_r00[j].next = self.ahi[j].val() != self.k3[7].val();
+            self.f_r01[j].next = !((self.ahi[j].val() == self.k3[7].val())
+                || ((self.ahi[j].val() == self.k3[6].val()) && self.alo[j].val()));
+            self.f_r10[j].next = true;
+            self.f_r11[j].next = true;
+            self.f_g00[j].next = self.ahi[j].val().any();
+            self.f_g01[j].next = self.ahi[j].val().any() || self.alo[j].val();
+            self.f_g10[j].next = self.ahi[j].val().get_bits::<2>(1).any();
+            self.f_g11[j].next = self.ahi[j].val().get_bits::<2>(1).any()
+                || ((self.ahi[j].val() == self.k3[1].val()) && self.alo[j].val());
+            self.f_i0[j].next = !self.sd0[j].val().get_bits::<24>(8).any();
+            self.f_i1[j].next = !self.sd1[j].val().get_bits::<24>(8).any();
         }
-        self.s0.next = self.sth0[0].val();
-        self.s1.next = self.sth1[0].val();
-        self.k0.next = self.skp0[0].val();
-        self.k1.next = self.skp1[0].val();
+        // sent mask: PSNs word_psn .. next (a thermometer of next - word_psn, clipped to
+        // 0 ..= 32); for next + 1 it is the same mask shifted in by one (empty if negative)
+        self.ssel.next = self.sspan[0].val();
         if self.p.val().fwd2 {
-            self.s0.next = self.sth0[2].val();
-            self.s1.next = self.sth1[2].val();
-            self.k0.next = self.skp0[2].val();
-            self.k1.next = self.skp1[2].val();
+            self.ssel.next = self.sspan[2].val();
         }
         if self.p.val().fwd {
-            self.s0.next = self.sth0[1].val();
-            self.s1.next = self.sth1[1].val();
-            self.k0.next = self.skp0[1].val();
-            self.k1.next = self.skp1[1].val();
+            self.ssel.next = self.sspan[1].val();
+        }
+        self.thr.next = !(self.ones32.val() << self.ssel.val().get_bits::<5>(0));
+        self.s0.next = self.thr.val();
+        self.s1.next = (self.thr.val() << self.c1.val()) | self.one32.val();
+        if self.ssel.val().get_bits::<3>(5).any() {
+            self.s0.next = self.ones32.val();
+            self.s1.next = self.ones32.val();
+        }
+        if self.ssel.val().get_bit(8) {
+            self.s0.next = self.z32.val();
+            self.s1.next = self.z32.val();
         }
         self.ar.d.next.room00 = self.f_r00[0].val();
         if self.p.val().fwd2 {
@@ -744,20 +843,16 @@ impl Logic for TxScoreboardHw {
         if self.p.val().fwd {
             self.ar.d.next.ge11 = self.f_g11[1].val();
         }
-        self.ar.d.next.inr0 = self.f_i0[0].val();
-        if self.p.val().fwd2 {
-            self.ar.d.next.inr0 = self.f_i0[2].val();
-        }
-        if self.p.val().fwd {
-            self.ar.d.next.inr0 = self.f_i0[1].val();
-        }
-        self.ar.d.next.inr1 = self.f_i1[0].val();
-        if self.p.val().fwd2 {
-            self.ar.d.next.inr1 = self.f_i1[2].val();
-        }
-        if self.p.val().fwd {
-            self.ar.d.next.inr1 = self.f_i1[1].val();
-        }
+        self.ar.d.next.i0q = self.f_i0[0].val();
+        self.ar.d.next.i0r = self.f_i0[1].val();
+        self.ar.d.next.i0s = self.f_i0[2].val();
+        self.ar.d.next.i1q = self.f_i1[0].val();
+        self.ar.d.next.i1r = self.f_i1[1].val();
+        self.ar.d.next.i1s = self.f_i1[2].val();
+        self.ar.d.next.cq = !self.p.val().fwd && !self.p.val().fwd2;
+        self.ar.d.next.cr = self.p.val().fwd && !self.rr.q.val().slid;
+        self.ar.d.next.cu = self.p.val().fwd && self.rr.q.val().slid;
+        self.ar.d.next.cs = !self.p.val().fwd && self.p.val().fwd2;
         self.ar.d.next.nx1 = self.q.val().nxt + self.c1.val();
         self.ar.d.next.nx2 = self.q.val().nxt + self.c2.val();
         self.ar.d.next.u32c = self.q.val().una + self.c32.val();
@@ -781,7 +876,19 @@ impl Logic for TxScoreboardHw {
         if self.m0.val().get_bit(31) {
             self.ar.d.next.m1 = self.one32.val();
         }
-        self.ar.d.next.da = self.p.val().now + (self.p.val().rto << self.q.val().backoff);
+        // rto << backoff on each forwarding candidate, selected afterwards (off the adder's path)
+        for j in 0..3 {
+            self.rsh[j].next = self.p.val().rto << self.sbo[j].val();
+        }
+        self.rshs.next = self.rsh[0].val();
+        if self.p.val().fwd2 {
+            self.rshs.next = self.rsh[2].val();
+        }
+        if self.p.val().fwd {
+            self.rshs.next = self.rsh[1].val();
+        }
+        self.ar.d.next.now = self.p.val().now;
+        self.ar.d.next.rsh = self.rshs.val();
         self.ar.d.next.db = self.p.val().now + self.p.val().rto;
         // ACK_WORD: alignment, range for both una, sent masks for both next
         self.ar.d.next.aligned = self.p.val().aligned;
@@ -797,8 +904,6 @@ impl Logic for TxScoreboardHw {
         self.ar.d.next.weq0 = self.wa.val() == self.q.val().head;
         self.ar.d.next.sent0 = self.s0.val();
         self.ar.d.next.sent1 = self.s1.val();
-        self.ar.d.next.keep0 = self.k0.val();
-        self.ar.d.next.keep1 = self.k1.val();
         // words as read (before the op in B): at w0, w1, wa, head, head + 1
         self.qh1.next = self.q.val().head + self.one3.val();
         self.ws0l.next = self.z32.val();
@@ -825,26 +930,59 @@ impl Logic for TxScoreboardHw {
             }
         }
         self.ar.d.next.wsa = self.wsa.val();
+        self.nmb.next = !(self.p.val().mask | self.p.val().below);
+        self.ar.d.next.nmb = self.nmb.val();
+        // the ack word keeps / frees a bit: each source (RAM, R, R2) reduced before the select
+        self.xa.next = self.z32.val();
+        for i in 0..8 {
+            if self.wa.val() == self.k3[i].val() {
+                self.xa.next = self.x1[i].q.val();
+            }
+        }
+        self.ar.d.next.akn = (self.xa.val() & self.nmb.val()).any();
+        self.ar.d.next.fa = (self.xa.val() & self.p.val().mask).any();
+        if self.p.val().fwd2 && self.r2.q.val().wrote && (self.r2.q.val().w == self.wa.val()) {
+            self.ar.d.next.akn = (self.r2.q.val().nword & self.nmb.val()).any();
+            self.ar.d.next.fa = (self.r2.q.val().nword & self.p.val().mask).any();
+        }
+        if self.p.val().fwd && self.rr.q.val().wrote && (self.rr.q.val().w == self.wa.val()) {
+            self.ar.d.next.akn = (self.rr.q.val().nword & self.nmb.val()).any();
+            self.ar.d.next.fa = (self.rr.q.val().nword & self.p.val().mask).any();
+        }
+        if !(self.qnz.val() & (self.one8.val() << self.wa.val())).any() {
+            self.ar.d.next.akn = false;
+            self.ar.d.next.fa = false;
+        }
+        self.ar.d.next.ozaq = !(self.qnz.val() & !(self.one8.val() << self.wa.val())).any();
+        self.ar.d.next.ozeq = !(self.qnz.val() & !(self.one8.val() << self.q.val().head)).any();
+        self.ar.d.next.nz0q = !self.qnz.val().any();
+        self.ar.d.next.w0oh = self.one8.val() << self.w0.val();
+        self.ar.d.next.w1oh = self.one8.val() << self.w1.val();
+        self.ar.d.next.waoh = self.one8.val() << self.wa.val();
+        self.ar.d.next.qhoh = self.one8.val() << self.q.val().head;
+        self.ar.d.next.h1 = self.qh1.val();
+        self.ar.d.next.bz0 = !self.q.val().backoff.any();
         // the word of next + 1: the same word, or the following one when next ends a word
         self.ar.d.next.ws0 = self.ws0l.val();
         self.ar.d.next.ws1 = self.ws0l.val();
         if self.kn.val().get_bits::<5>(0).all() {
             self.ar.d.next.ws1 = self.ws0p.val();
         }
-        // serialising ops (no same-path op ahead): the whole result
-        self.srs.next = self.q.val();
+        // serialising ops: the whole result. They enter only behind an empty P/A2/B, so nothing is
+        // forwarded to them and the RAM row q1 is current
+        self.srs.next = self.q1.q.val();
         self.ar.d.next.sr_ok = false;
-        self.bo1.next = self.q.val().backoff;
-        if self.q.val().backoff < self.maxbo.val() {
-            self.bo1.next = self.q.val().backoff + self.one3.val();
+        self.bo1.next = self.q1.q.val().backoff;
+        if self.q1.q.val().backoff < self.maxbo.val() {
+            self.bo1.next = self.q1.q.val().backoff + self.one3.val();
         }
         self.ar.d.next.sr_bo = self.bo1.val();
-        self.late.next = self.p.val().now - self.q.val().deadline;
+        self.late.next = self.p.val().now - self.q1.q.val().deadline;
         if self.p.val().op == self.op_timer.val() {
-            if self.q.val().armed && !self.late.val().get_bit(31) {
+            if self.q1.q.val().armed && !self.late.val().get_bit(31) {
                 self.ar.d.next.sr_ok = true;
                 self.srs.next.backoff = self.bo1.val();
-                self.srs.next.deadline = self.p.val().now + (self.p.val().rto << self.bo1.val());
+                self.srs.next.deadline = self.p.val().now + self.p.val().rtb;
             }
         }
         if self.p.val().op == self.op_clear.val() {
@@ -864,23 +1002,45 @@ impl Logic for TxScoreboardHw {
         self.ar.d.next.sr_ns = self.srs.val();
 
         // ---------------- stage B: resolve with the previous op's registered outcome ----------
+        // Every loop input from R is a register: sig / nu / wrn come pre-ANDed with "same path".
+        // The ACK arithmetic uses the scoreboard invariant that every outstanding bit was sent
+        // (bits of a word lie in [una, next)), so freed = out & mask and the word left is
+        // out & !(mask | below): neither depends on the sent mask, which stays off the loop.
         self.a.next = self.ar.q.val();
         self.qa.next = self.a.val().q;
         self.prs.next = self.rns.val();
-        self.sig.next = self.a.val().same && self.rr.q.val().slid;
-        self.nu.next = self.a.val().same && self.rr.q.val().sendok;
+        self.sig.next = self.rr.q.val().sig;
+        self.nu.next = self.rr.q.val().nu;
+        self.wrn.next = self.rr.q.val().wrn;
         // the path's fields before this op: the previous op's result when it was on this path
         self.head_k.next = self.qa.val().head;
+        self.hk1.next = self.a.val().h1;
         self.nz_k.next = self.qa.val().nz;
         self.armed_k.next = self.qa.val().armed;
         self.bo_k.next = self.qa.val().backoff;
+        self.bzk.next = self.a.val().bz0;
         self.dl_k.next = self.qa.val().deadline;
+        self.hoh.next = self.a.val().qhoh;
+        self.hbk.next = self.a.val().hb0;
+        self.weqk.next = self.a.val().weq0;
+        self.oza.next = self.a.val().ozaq;
+        self.oze.next = self.a.val().ozeq;
+        self.nz0.next = self.a.val().nz0q;
+        self.phoh.next = self.one8.val() << self.prs.val().head;
         if self.a.val().same {
             self.head_k.next = self.prs.val().head;
+            self.hk1.next = self.prs.val().head + self.one3.val();
             self.nz_k.next = self.prs.val().nz;
             self.armed_k.next = self.prs.val().armed;
             self.bo_k.next = self.prs.val().backoff;
+            self.bzk.next = self.rr.q.val().bz;
             self.dl_k.next = self.prs.val().deadline;
+            self.hoh.next = self.phoh.val();
+            self.hbk.next = (self.prs.val().nz & self.phoh.val()).any();
+            self.weqk.next = self.a.val().wa == self.prs.val().head;
+            self.oza.next = !(self.prs.val().nz & !self.a.val().waoh).any();
+            self.oze.next = !(self.prs.val().nz & !self.phoh.val()).any();
+            self.nz0.next = !self.prs.val().nz.any();
         }
         self.una_k.next = self.qa.val().una;
         if self.sig.val() {
@@ -900,18 +1060,29 @@ impl Logic for TxScoreboardHw {
             self.room_k.next = self.a.val().room00;
             self.ge_k.next = self.a.val().ge00;
         }
-        // the word this op touches, and where its current value is
+        // the word this op touches (index and one-hot), and whether R holds its current value
+        self.fr0.next = self.wrn.val() && (self.rr.q.val().w == self.a.val().w0);
+        self.fr1.next = self.wrn.val() && (self.rr.q.val().w == self.a.val().w1);
+        self.fra.next = self.wrn.val() && (self.rr.q.val().w == self.a.val().wa);
+        self.frh.next = self.wrn.val() && (self.rr.q.val().w == self.prs.val().head);
         self.w.next = self.head_k.val();
+        self.woh.next = self.hoh.val();
+        self.fromr.next = self.frh.val();
         if self.a.val().is_send {
             self.w.next = self.a.val().w0;
+            self.woh.next = self.a.val().w0oh;
+            self.fromr.next = self.fr0.val();
             if self.nu.val() {
                 self.w.next = self.a.val().w1;
+                self.woh.next = self.a.val().w1oh;
+                self.fromr.next = self.fr1.val();
             }
         }
         if self.a.val().is_ack {
             self.w.next = self.a.val().wa;
+            self.woh.next = self.a.val().waoh;
+            self.fromr.next = self.fra.val();
         }
-        self.fromr.next = self.a.val().same && self.rr.q.val().wrote && (self.rr.q.val().w == self.w.val());
         self.src.next = self.a.val().wh0;
         if self.sig.val() {
             self.src.next = self.a.val().wh1;
@@ -925,38 +1096,75 @@ impl Logic for TxScoreboardHw {
         if self.a.val().is_ack {
             self.src.next = self.a.val().wsa;
         }
+        self.srcp.next = self.src.val();
         if self.fromr.val() {
             self.src.next = self.rr.q.val().nword;
         }
-        self.keep.next = self.a.val().keep0;
         self.sent.next = self.a.val().sent0;
         if self.nu.val() {
-            self.keep.next = self.a.val().keep1;
             self.sent.next = self.a.val().sent1;
         }
-        // reductions of the previous op's word, in parallel with the selection
-        // both outcomes reduced in parallel, selected last
-        self.rk0.next = (self.rr.q.val().nword & self.a.val().keep0).any();
-        self.rk1.next = (self.rr.q.val().nword & self.a.val().keep1).any();
-        self.ak0.next = (self.a.val().wsa & self.a.val().keep0).any();
-        self.ak1.next = (self.a.val().wsa & self.a.val().keep1).any();
-        self.rk.next = self.rk0.val();
-        self.nzw.next = self.ak0.val();
-        if self.nu.val() {
-            self.rk.next = self.rk1.val();
-            self.nzw.next = self.ak1.val();
-        }
-        self.rf.next = (self.rr.q.val().nword & self.a.val().mask & self.sent.val()).any();
-        self.frany.next = (self.a.val().wsa & self.a.val().mask & self.sent.val()).any();
-        if self.fromr.val() {
+        // ACK: the word keeps a bit / frees a bit; R's word reduced in parallel with the select
+        self.rk.next = (self.rr.q.val().nword & self.a.val().nmb).any();
+        self.rf.next = (self.rr.q.val().nword & self.a.val().mask).any();
+        self.nzw.next = self.a.val().akn;
+        self.frany.next = self.a.val().fa;
+        if self.fra.val() {
             self.nzw.next = self.rk.val();
             self.frany.next = self.rf.val();
         }
-        self.valid_ack.next = self.a.val().aligned && self.a.val().inr0;
+        self.inr0.next = (self.a.val().cq && self.a.val().i0q)
+            || (self.a.val().cr && self.a.val().i0r)
+            || (self.a.val().cu && self.a.val().i0u)
+            || (self.a.val().cs && self.a.val().i0s);
+        self.inr1.next = (self.a.val().cq && self.a.val().i1q)
+            || (self.a.val().cr && self.a.val().i1r)
+            || (self.a.val().cu && self.a.val().i1u)
+            || (self.a.val().cs && self.a.val().i1s);
+        self.valid_ack.next = self.a.val().aligned && self.inr0.val();
         if self.sig.val() {
-            self.valid_ack.next = self.a.val().aligned && self.a.val().inr1;
+            self.valid_ack.next = self.a.val().aligned && self.inr1.val();
         }
-        // defaults: nothing changes
+        self.sendok.next = self.a.val().is_send && self.room_k.val();
+        self.ackok.next = self.a.val().is_ack && self.valid_ack.val();
+        // word written, and the ring words' non-zero flags after this op
+        self.wrote.next = self.sendok.val() || self.ackok.val() || self.a.val().is_exp;
+        // the word written, for both sources of its old value (R's word selected last)
+        self.msel.next = self.a.val().m0;
+        if self.nu.val() {
+            self.msel.next = self.a.val().m1;
+        }
+        self.nwp.next = self.z32.val();
+        self.nwr.next = self.z32.val();
+        if self.a.val().is_send {
+            self.nwp.next = self.srcp.val() | self.msel.val();
+            self.nwr.next = self.rr.q.val().nword | self.msel.val();
+        }
+        if self.a.val().is_ack {
+            self.nwp.next = self.srcp.val() & self.a.val().nmb;
+            self.nwr.next = self.rr.q.val().nword & self.a.val().nmb;
+        }
+        self.nword.next = self.nwp.val();
+        if self.fromr.val() {
+            self.nword.next = self.nwr.val();
+        }
+        // slide_and_disarm (ack_word, expire_head): the head word is empty after this op
+        self.nzh.next = self.hbk.val();
+        if self.ackok.val() && self.weqk.val() {
+            self.nzh.next = self.nzw.val();
+        }
+        self.slide.next = false;
+        if self.a.val().is_ack {
+            self.slide.next = !self.nzh.val() && self.ge_k.val();
+        }
+        if self.a.val().is_exp {
+            self.slide.next = self.ge_k.val();
+        }
+        // the row after this op: the parts known early first (serialising ops included), the
+        // late ones (word flags of an ACK, its progress, the slide) last, so they select last
+        self.da.next = self.a.val().now + self.a.val().rsh;
+        self.nz_set.next = self.nz_k.val() | self.woh.val();
+        self.nz_clr.next = self.nz_k.val() & !self.woh.val();
         self.ns.next = self.qa.val();
         self.ns.next.una = self.una_k.val();
         self.ns.next.nxt = self.nxt_k.val();
@@ -969,138 +1177,118 @@ impl Logic for TxScoreboardHw {
         self.ns.next.armed = self.armed_k.val();
         self.ns.next.backoff = self.bo_k.val();
         self.ns.next.deadline = self.dl_k.val();
-        self.wrote.next = false;
-        self.nword.next = self.z32.val();
-        self.slide.next = false;
-        self.sendok.next = false;
-        self.nz_after.next = self.nz_k.val();
-        self.rec.next.op = self.a.val().op;
-        self.rec.next.path = self.a.val().path;
-        self.rec.next.ok = false;
-        self.rec.next.psn = self.a.val().psn;
-        self.rec.next.freed = self.z32.val();
-        self.rec.next.lost = self.z32.val();
-        self.rec.next.forged = false;
-        self.rec.next.backoff = self.bo_k.val();
-        if self.a.val().is_send {
-            self.rec.next.ok = self.room_k.val();
-            self.rec.next.psn = self.nxt_k.val();
-            if self.room_k.val() {
-                self.sendok.next = true;
-                self.wrote.next = true;
-                if self.nu.val() {
-                    self.nword.next = self.src.val() | self.a.val().m1;
-                    self.ns.next.nxt = self.a.val().nx2;
-                    self.ns.next.nw = self.a.val().nw2;
-                } else {
-                    self.nword.next = self.src.val() | self.a.val().m0;
-                    self.ns.next.nxt = self.a.val().nx1;
-                    self.ns.next.nw = self.a.val().nw1;
-                }
-                self.nz_after.next = self.nz_k.val() | (self.one8.val() << self.w.val());
-                if !self.armed_k.val() {
-                    self.ns.next.armed = true;
-                    self.ns.next.deadline = self.a.val().da;
-                    if !self.bo_k.val().any() {
-                        self.ns.next.deadline = self.a.val().db;
-                    }
-                }
+        if self.sendok.val() {
+            self.ns.next.nz = self.nz_set.val();
+            if self.nu.val() {
+                self.ns.next.nxt = self.a.val().nx2;
+                self.ns.next.nw = self.a.val().nw2;
+            } else {
+                self.ns.next.nxt = self.a.val().nx1;
+                self.ns.next.nw = self.a.val().nw1;
             }
-        }
-        if self.a.val().is_ack {
-            self.rec.next.forged = !self.a.val().aligned;
-            if self.valid_ack.val() {
-                self.rec.next.forged = (self.a.val().mask & !self.sent.val()).any();
-                self.wrote.next = true;
-                self.nword.next = self.src.val() & self.keep.val();
-                self.rec.next.freed = self.src.val() & self.a.val().mask & self.sent.val();
-                self.rec.next.lost = self.src.val() & !self.a.val().mask & self.a.val().below;
-                if self.nzw.val() {
-                    self.nz_after.next = self.nz_k.val() | (self.one8.val() << self.w.val());
-                } else {
-                    self.nz_after.next = self.nz_k.val() & !(self.one8.val() << self.w.val());
-                }
-                if self.frany.val() {
-                    self.ns.next.backoff = self.z3.val();
+            if !self.armed_k.val() {
+                self.ns.next.armed = true;
+                self.ns.next.deadline = self.da.val();
+                if self.bzk.val() {
                     self.ns.next.deadline = self.a.val().db;
                 }
             }
         }
-        if self.a.val().is_exp {
-            self.rec.next.psn = self.una_k.val();
-            self.rec.next.lost = self.src.val();
-            self.wrote.next = true;
-            self.nz_after.next = self.nz_k.val() & !(self.one8.val() << self.w.val());
-        }
-        // slide_and_disarm (ack_word, expire_head)
-        // the head word is non-zero after this op (only ack_word and expire_head slide): expire
-        // empties it; an ack that wrote it leaves nzw; otherwise its flag, both candidates (RAM
-        // row or the previous op's result) taken from registers
-        self.hbk.next = self.a.val().hb0;
-        self.weqk.next = self.a.val().weq0;
-        if self.a.val().same {
-            for i in 0..8 {
-                if self.prs.val().head == self.k3[i].val() {
-                    self.hbk.next = self.prs.val().nz.get_bit(i);
-                }
-            }
-            self.weqk.next = self.a.val().wa == self.prs.val().head;
-        }
-        self.nzh.next = self.hbk.val();
-        // for an ack the written word is wa: its "from R" test skips the word-index multiplexer
-        self.fra.next = self.a.val().same && self.rr.q.val().wrote && (self.rr.q.val().w == self.a.val().wa);
-        self.nzwa.next = self.ak0.val();
-        if self.nu.val() {
-            self.nzwa.next = self.ak1.val();
-        }
-        if self.fra.val() {
-            self.nzwa.next = self.rk.val();
-        }
-        if self.a.val().is_ack && self.valid_ack.val() && self.weqk.val() {
-            self.nzh.next = self.nzwa.val();
+        if self.a.val().is_ack && !self.valid_ack.val() && self.nz0.val() {
+            self.ns.next.armed = false;
         }
         if self.a.val().is_exp {
-            self.nzh.next = false;
-        }
-        if self.a.val().is_ack || self.a.val().is_exp {
-            self.slide.next = !self.nzh.val() && self.ge_k.val();
-            if !self.nz_after.val().any() {
+            self.ns.next.nz = self.nz_clr.val();
+            if self.oze.val() {
                 self.ns.next.armed = false;
             }
         }
-        if self.slide.val() {
-            self.ns.next.head = self.head_k.val() + self.one3.val();
-            self.ns.next.una = self.a.val().u32c;
-            if self.sig.val() {
-                self.ns.next.una = self.a.val().u64c;
-            }
-        }
-        self.ns.next.nz = self.nz_after.val();
         if self.a.val().is_ser {
             self.ns.next = self.a.val().sr_ns;
-            self.rec.next.ok = self.a.val().sr_ok;
-            self.rec.next.backoff = self.a.val().sr_bo;
         }
-        self.rec.next.armed = self.ns.val().armed;
-        self.rec.next.deadline = self.ns.val().deadline;
-        self.rec.next.empty = !self.ns.val().nz.any();
+        if self.ackok.val() {
+            if self.frany.val() {
+                self.ns.next.backoff = self.z3.val();
+                self.ns.next.deadline = self.a.val().db;
+            }
+            if self.oza.val() && !self.nzw.val() {
+                self.ns.next.armed = false;
+            }
+            if self.nzw.val() {
+                self.ns.next.nz = self.nz_set.val();
+            } else {
+                self.ns.next.nz = self.nz_clr.val();
+            }
+        }
+        // una after a slide is selected at R (the next op reads the slide from sig, not una)
+        if self.slide.val() {
+            self.ns.next.head = self.hk1.val();
+        }
+        self.uh.next = self.a.val().u32c;
+        if self.sig.val() {
+            self.uh.next = self.a.val().u64c;
+        }
+        // the record (off the loop)
+        self.rec.next.op = self.a.val().op;
+        self.rec.next.path = self.a.val().path;
+        self.rec.next.ok = self.room_k.val();
+        if self.a.val().is_ser {
+            self.rec.next.ok = self.a.val().sr_ok;
+        }
+        self.rec.next.psn = self.a.val().psn;
+        if self.a.val().is_send {
+            self.rec.next.psn = self.nxt_k.val();
+        }
+        if self.a.val().is_exp {
+            self.rec.next.psn = self.una_k.val();
+        }
+        self.rec.next.freed = self.z32.val();
+        self.rec.next.lost = self.z32.val();
+        self.rec.next.forged = false;
+        if self.a.val().is_ack {
+            self.rec.next.forged = !self.a.val().aligned;
+            if self.valid_ack.val() {
+                self.rec.next.forged = (self.a.val().mask & !self.sent.val()).any();
+                self.rec.next.freed = self.src.val() & self.a.val().mask & self.sent.val();
+                self.rec.next.lost = self.src.val() & !self.a.val().mask & self.a.val().below;
+            }
+        }
+        if self.a.val().is_exp {
+            self.rec.next.lost = self.src.val();
+        }
+        self.rec.next.backoff = self.a.val().sr_bo;
+        // armed, deadline, empty and room are filled in at R from the registered row
+        self.rec.next.armed = false;
+        self.rec.next.deadline = self.z32.val();
+        self.rec.next.empty = false;
         self.rec.next.room = false;
         self.rr.d.next.v = self.a.val().v;
         self.rr.d.next.path = self.a.val().path;
         self.rr.d.next.ns = self.ns.val();
         self.rr.d.next.slid = self.slide.val();
         self.rr.d.next.sendok = self.sendok.val();
+        // the op in A2 enters B next clock (the pipeline never stalls): its "same path" flag
+        self.rr.d.next.sig = self.slide.val() && self.p.val().same;
+        self.rr.d.next.nu = self.sendok.val() && self.p.val().same;
+        self.rr.d.next.wrn = self.wrote.val() && self.a.val().v && self.p.val().same;
         self.rr.d.next.wrote = self.wrote.val() && self.a.val().v;
         self.rr.d.next.w = self.w.val();
         self.rr.d.next.nword = self.nword.val();
+        self.rr.d.next.uh = self.uh.val();
+        self.rr.d.next.bz = !self.ns.val().backoff.any();
         self.rr.d.next.rec = self.rec.val();
 
         // ---------------- stage R: write-back and room; R2: room mask and output FIFO ----------
         self.r2.d.next = self.rr.q.val();
-        self.alloc2.next = self.rns.val().nxt - self.rns.val().una;
-        self.roomr.next = self.alloc2.val() < self.c_room.val();
+        self.r2.d.next.ns = self.rns.val();
+        // next - una < 224: the high bits {nw[7:5] - head} of the allocation are not 7
+        self.alloc2.next = self.rns.val().nw.get_bits::<3>(5) - self.rns.val().head;
+        self.roomr.next = self.alloc2.val() != self.k3[7].val();
         self.rrec2.next = self.rr.q.val().rec;
         self.rrec2.next.room = self.roomr.val();
+        self.rrec2.next.armed = self.rns.val().armed;
+        self.rrec2.next.deadline = self.rns.val().deadline;
+        self.rrec2.next.empty = !self.rns.val().nz.any();
         self.r2.d.next.rec = self.rrec2.val();
         self.st.write_address.next = self.rr.q.val().path;
         self.st.write_data.next = self.rns.val();
