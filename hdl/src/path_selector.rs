@@ -69,9 +69,17 @@ pub struct SelOp {
     pub flag: Bit,
     /// sat16(a + b): acked + lost.
     pub al: Bits<16>,
+    /// -al (mod 2^16).
+    pub nal: Bits<16>,
     /// a << 8 (acked in window units).
     pub a8: Bits<32>,
     pub a_nz: Bit,
+    /// INIT: the mask of enabled paths (paths = a).
+    pub pm: Bits<16>,
+    /// INIT: the plane count, clamped to 1..=8 (planes = b).
+    pub npl: Bits<4>,
+    /// The ECN sample step: ce ? ALPHA_ONE >> ECN_G_SHIFT : 0.
+    pub g1: Bits<16>,
     /// entropy_from(a).
     pub ent: Bits<16>,
     pub is_sel: Bit,
@@ -86,6 +94,22 @@ pub struct SelOp {
     pub is_limit: Bit,
     pub is_init: Bit,
     pub is_probe: Bit,
+}
+
+/// A 16-bit value widened to 18 bits without a cast (see [`Wide32`]): room for the sign of
+/// `total ± probes ∓ inflight`.
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct Wide18 {
+    pub lo: Bits<16>,
+    pub hi: Bits<2>,
+}
+
+/// A 32-bit value widened to 34 bits (see [`Wide32`]): the additive-increase sums with their
+/// wrap and sign.
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct Wide34 {
+    pub lo: Bits<32>,
+    pub hi: Bits<2>,
 }
 
 /// One output record.
@@ -156,8 +180,9 @@ pub struct PathSelectorHw {
     /// ELIGIBLE_HEALTH of the path, registered from the next state (a function of health,
     /// reroll_pending, plane and planes_up, so the selection does not recompute it)
     eh: [DFF<Bit>; 16],
-    /// One-hot of the path chosen last (its power-up value 0 acts like path 15, as after INIT).
-    last_oh: DFF<Bits<16>>,
+    /// Paths above the one chosen last, the start of the round robin (power-up value 0 is the
+    /// state after INIT, last = path 15).
+    above: DFF<Bits<16>>,
     planes_up: DFF<Bits<8>>,
     /// conn_limit stored inverted (power-up value 0 = 65535)
     nlimit: DFF<Bits<16>>,
@@ -169,6 +194,7 @@ pub struct PathSelectorHw {
     occ: DFF<Bits<5>>,
     // constants
     k4: [Constant<Bits<4>>; 11],
+    c12: Constant<Bits<4>>,
     p4: [Constant<Bits<4>>; 4],
     enc16: [Constant<Bits<16>>; 4],
     oh16: [Constant<Bits<16>>; 16],
@@ -177,13 +203,16 @@ pub struct PathSelectorHw {
     z2: Constant<Bits<2>>,
     z3: Constant<Bits<3>>,
     one16: Constant<Bits<16>>,
+    one18: Constant<Bits<18>>,
+    one34: Constant<Bits<34>>,
+    /// 1, 2, 3 (two-bit shift digits)
+    k2: [Constant<Bits<2>>; 3],
     ones16: Constant<Bits<16>>,
     c_one: Constant<Bits<16>>,
     c_init: Constant<Bits<16>>,
     c_max: Constant<Bits<16>>,
     c_max_less1: Constant<Bits<16>>,
     c_min: Constant<Bits<16>>,
-    c_aone: Constant<Bits<16>>,
     c_g: Constant<Bits<16>>,
     c_a8: Constant<Bits<16>>,
     c_ent_hi: Constant<Bits<16>>,
@@ -220,6 +249,8 @@ pub struct PathSelectorHw {
     accept: Signal<Local, Bit>,
     pop: Signal<Local, Bit>,
     ial: Signal<Local, Bits<16>>,
+    ipm: Signal<Local, Bits<16>>,
+    inpl: Signal<Local, Bits<4>>,
     xa: Signal<Local, Wide32>,
     ia32: Signal<Local, Bits<32>>,
     // locals: selection
@@ -227,21 +258,20 @@ pub struct PathSelectorHw {
     pu: Signal<Local, Bits<8>>,
     elig_h: Signal<Local, Bits<16>>,
     elig: Signal<Local, Bits<16>>,
-    infl: Signal<Local, Bits<16>>,
-    cwl: Signal<Local, Bits<16>>,
-    wopen: Signal<Local, Bit>,
+    wlt: [Signal<Local, Bit>; 16],
+    cwl: [Signal<Local, Bits<16>>; 16],
+    idel: [Signal<Local, Bits<16>>; 16],
+    izero: [Signal<Local, Bit>; 16],
     lim_ok: Signal<Local, Bit>,
-    above: Signal<Local, Bits<16>>,
+    ab: Signal<Local, Bits<16>>,
     hm: Signal<Local, Bits<16>>,
-    oh_hi: Signal<Local, Bits<16>>,
-    oh_lo: Signal<Local, Bits<16>>,
     oh: Signal<Local, Bits<16>>,
     sel_idx: Signal<Local, Bits<4>>,
     found: Signal<Local, Bit>,
     // locals: per path
     ge: [Signal<Local, Bit>; 16],
-    isub: [Signal<Local, Bits<16>>; 16],
     at: [Signal<Local, Bits<16>>; 16],
+    ash4: [Signal<Local, Bits<16>>; 16],
     anew: [Signal<Local, Bits<16>>; 16],
     nash: [Signal<Local, Bits<4>>; 16],
     cut: [Signal<Local, Bits<16>>; 16],
@@ -263,25 +293,53 @@ pub struct PathSelectorHw {
     mp: [Signal<Local, Bits<3>>; 16],
     mh: [Signal<Local, Bits<2>>; 16],
     ma: [Signal<Local, Bits<16>>; 16],
-    mi: [Signal<Local, Bits<16>>; 16],
+    im8: [Signal<Local, Bits<16>>; 8],
+    im4: [Signal<Local, Bits<16>>; 4],
+    im2: [Signal<Local, Bits<16>>; 2],
+    bg8: [Signal<Local, Bit>; 8],
+    bg4: [Signal<Local, Bit>; 4],
+    bg2: [Signal<Local, Bit>; 2],
+    sh1: [Signal<Local, Bits<16>>; 16],
+    cwm: [Signal<Local, Bits<16>>; 16],
+    w34: Signal<Local, Wide34>,
+    w34c: Signal<Local, Wide34>,
+    w34a: Signal<Local, Wide34>,
+    a34: Signal<Local, Bits<34>>,
+    x34: [Signal<Local, Bits<34>>; 16],
+    c34: [Signal<Local, Bits<34>>; 16],
+    s34: [Signal<Local, Bits<34>>; 16],
+    y34: [Signal<Local, Bits<34>>; 16],
+    neg_h: Signal<Local, Bits<16>>,
+    neg_l: Signal<Local, Bits<16>>,
+    oh_hi: Signal<Local, Bits<16>>,
+    oh_lo: Signal<Local, Bits<16>>,
     ge4: [Signal<Local, Bits<16>>; 4],
     gp4: [Signal<Local, Bits<3>>; 4],
     gh4: [Signal<Local, Bits<2>>; 4],
     ga4: [Signal<Local, Bits<16>>; 4],
-    gi4: [Signal<Local, Bits<16>>; 4],
     // locals: connection-wide
-    gem: Signal<Local, Bits<16>>,
     c0m: Signal<Local, Bits<16>>,
     big: Signal<Local, Bit>,
     cwr0p: Signal<Local, Bit>,
     infp: Signal<Local, Bits<16>>,
-    mcp: Signal<Local, Bits<16>>,
-    pcs: Signal<Local, Bits<16>>,
-    dms: Signal<Local, Bits<16>>,
-    pcb: Signal<Local, Bits<16>>,
-    dmb: Signal<Local, Bits<16>>,
-    tots: Signal<Local, Bits<16>>,
-    totb: Signal<Local, Bits<16>>,
+    w18: [Signal<Local, Wide18>; 5],
+    v18: [Signal<Local, Bits<18>>; 5],
+    s_pc: Signal<Local, Bits<18>>,
+    s_pa: Signal<Local, Bits<18>>,
+    s_pi: Signal<Local, Bits<18>>,
+    s_ca: Signal<Local, Bits<18>>,
+    s_ci: Signal<Local, Bits<18>>,
+    s_ti: Signal<Local, Bits<18>>,
+    csx: [Signal<Local, Bits<18>>; 4],
+    csy: [Signal<Local, Bits<18>>; 4],
+    csz: [Signal<Local, Bits<18>>; 4],
+    r3: [Signal<Local, Bits<18>>; 4],
+    cp: Signal<Local, Bit>,
+    lek: [Signal<Local, Bit>; 4],
+    res: [Signal<Local, Bits<16>>; 4],
+    pres: [Signal<Local, Bits<16>>; 4],
+    tcr: Signal<Local, Bits<16>>,
+    pcr: Signal<Local, Bits<16>>,
     n_total: Signal<Local, Bits<16>>,
     n_probes: Signal<Local, Bits<16>>,
     reroute: Signal<Local, Bit>,
@@ -322,13 +380,16 @@ impl Default for PathSelectorHw {
                     z2: kc(0),
                     z3: kc(0),
                     one16: kc(1),
+                    one18: kc(1),
+                    one34: kc(1),
+                    k2: core::array::from_fn(|i| kc(i as u64 + 1)),
+                    c12: kc(12),
                     ones16: kc(0xFFFF),
                     c_one: kc(u64::from(CWND_ONE)),
                     c_init: kc(u64::from(CWND_INIT_PKTS << CWND_FRAC_BITS)),
                     c_max: kc(u64::from(CWND_MAX_PKTS << CWND_FRAC_BITS)),
                     c_max_less1: kc(u64::from((CWND_MAX_PKTS << CWND_FRAC_BITS) - CWND_ONE)),
                     c_min: kc(u64::from(CWND_MIN_PKTS << CWND_FRAC_BITS)),
-                    c_aone: kc(u64::from(ALPHA_ONE)),
                     c_g: kc(u64::from(ALPHA_ONE >> ECN_G_SHIFT)),
                     c_a8: kc(u64::from(ALPHA_ONE / 8)),
                     c_ent_hi: kc(0xC000),
@@ -362,12 +423,13 @@ impl Default for PathSelectorHw {
         d!(
             clock, in_valid, in_ready, in_op, in_path, in_room, in_a, in_b, in_c, in_flag, out_valid, out_ready, out,
             fifo, q1r, q2r, q3r, q3sum, q3up, q1a, q2s, q2c, pr, health, plane, entropy, cwnd, inflight, alpha, ash,
-            ai_acc, cwr_left, pending, pend_ent, eh, last_oh, planes_up, nlimit, total, probes, wp, rp, cnt, occ, rdy,
-            accept, pop, ial, xa, ia32, o, pu, elig_h, elig, infl, cwl, wopen, lim_ok, above, hm, oh_hi, oh_lo, oh,
-            sel_idx, found, ge, isub, at, anew, nash, cut, cwc, cwr0, cwrs, xc, cw32, ais, aige, aim, cwi, n_h, n_ent,
-            n_pl, n_pend, n_pu, me, mp, mh, ma, mi, ge4, gp4, gh4, ga4, gi4, gem, c0m, big, cwr0p, infp, mcp, pcs, dms,
-            pcb, dmb, tots, totb, n_total, n_probes, reroute, rec, rec2, lim1, pm, npl, member, mem1, am, bm, sum, up,
-            aup, xs, sum2, frec
+            ai_acc, cwr_left, pending, pend_ent, eh, above, planes_up, nlimit, total, probes, wp, rp, cnt, occ, rdy,
+            accept, pop, ial, xa, ia32, o, pu, elig_h, elig, lim_ok, ab, hm, oh, sel_idx, found, ge, at, ash4, anew,
+            nash, cut, cwc, cwr0, cwrs, xc, cw32, ais, aige, aim, cwi, n_h, n_ent, n_pl, n_pend, n_pu, me, mp, mh, ma,
+            ge4, gp4, gh4, ga4, c0m, big, cwr0p, infp, w18, v18, s_pc, s_pa, s_pi, s_ca, s_ci, s_ti, csx, csy, csz, r3,
+            cp, n_total, n_probes, reroute, rec, rec2, lim1, pm, npl, member, mem1, am, bm, sum, up, aup, xs, sum2,
+            frec, im8, im4, im2, bg8, bg4, bg2, sh1, cwm, w34, w34c, w34a, a34, x34, c34, s34, y34, wlt, lek, res,
+            pres, tcr, pcr, ipm, inpl, cwl, idel, izero, neg_h, neg_l, oh_hi, oh_lo
         )
     }
 }
@@ -376,7 +438,7 @@ impl Logic for PathSelectorHw {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, q1r, q2r, q3r, q3sum, q3up, pr, last_oh, planes_up, nlimit, total, probes, wp, rp, cnt, occ
+            self, clock, q1r, q2r, q3r, q3sum, q3up, pr, above, planes_up, nlimit, total, probes, wp, rp, cnt, occ
         );
         self.fifo.clock.next = self.clock.val();
         for i in 0..16 {
@@ -430,11 +492,30 @@ impl Logic for PathSelectorHw {
             self.ial.next = self.ones16.val();
         }
         self.pr.d.next.al = self.ial.val();
+        self.pr.d.next.nal = !self.ial.val() + self.one16.val();
         self.xa.next.lo = self.in_a.val();
         self.xa.next.hi = self.z16.val();
         self.ia32.next = self.xa.val().into();
         self.pr.d.next.a8 = self.ia32.val() << self.c8w.val();
         self.pr.d.next.a_nz = self.in_a.val().any();
+        // new(paths = a, planes = b): planes clamped to 1..=8, path p on plane p % planes
+        self.ipm.next = (self.one16.val() << self.in_a.val().get_bits::<4>(0)) - self.one16.val();
+        if self.in_a.val().get_bits::<4>(4).any() {
+            self.ipm.next = self.ones16.val();
+        }
+        self.inpl.next = self.in_b.val().get_bits::<4>(0);
+        if !self.in_b.val().get_bits::<8>(0).any() {
+            self.inpl.next = self.one4.val();
+        }
+        if self.in_b.val().get_bits::<8>(0) > self.c8b.val() {
+            self.inpl.next = self.k4[8].val();
+        }
+        self.pr.d.next.pm = self.ipm.val();
+        self.pr.d.next.npl = self.inpl.val();
+        self.pr.d.next.g1 = self.z16.val();
+        if self.in_flag.val() {
+            self.pr.d.next.g1 = self.c_g.val();
+        }
         self.pr.d.next.ent = self.c_ent_hi.val() | (self.in_a.val() & self.c_ent_lo.val());
         self.pr.d.next.is_sel = self.accept.val() && (self.in_op.val() == self.op_select.val());
         self.pr.d.next.is_charge = self.accept.val() && (self.in_op.val() == self.op_charge.val());
@@ -461,63 +542,90 @@ impl Logic for PathSelectorHw {
             }
         }
         for i in 0..16 {
-            // (inflight << 8) < cwnd, with cwnd = 256 when Suspect: an 8-bit compare
-            self.infl.next = self.inflight[i].q.val();
-            self.cwl.next = self.cwnd[i].q.val();
+            // window_open: (inflight << 8) < cwnd (256 when Suspect), an 8-bit compare
+            self.cwl[i].next = self.cwnd[i].q.val();
             if self.health[i].q.val() == self.h_suspect.val() {
-                self.cwl.next = self.c_one.val();
+                self.cwl[i].next = self.c_min.val();
             }
-            self.wopen.next = !self.infl.val().get_bits::<8>(8).any()
-                && ((self.infl.val().get_bits::<8>(0) < self.cwl.val().get_bits::<8>(8))
-                    || ((self.infl.val().get_bits::<8>(0) == self.cwl.val().get_bits::<8>(8))
-                        && self.cwl.val().get_bits::<8>(0).any()));
-            if self.elig_h.val().get_bit(i) && self.o.val().room.get_bit(i) && self.wopen.val() {
+            self.wlt[i].next = !self.inflight[i].q.val().get_bits::<8>(8).any()
+                && ((self.inflight[i].q.val().get_bits::<8>(0) < self.cwl[i].val().get_bits::<8>(8))
+                    || ((self.inflight[i].q.val().get_bits::<8>(0) == self.cwl[i].val().get_bits::<8>(8))
+                        && self.cwl[i].val().get_bits::<8>(0).any()));
+            if self.eh[i].q.val() && self.o.val().room.get_bit(i) && self.wlt[i].val() {
                 self.elig.next = self.elig.val() | self.oh16[i].val();
             }
         }
         // the connection limit gates the outcome, not the search (its compare runs in parallel)
         self.lim_ok.next = self.total.q.val() < !self.nlimit.q.val();
         // round robin from the path after `last`: the lowest eligible path above `last`, else the
-        // lowest eligible; both lowest set bits (x & -x, a carry chain each) in parallel
-        self.above.next = !((self.last_oh.q.val() << self.one16.val()) - self.one16.val());
-        self.hm.next = self.elig.val() & self.above.val();
-        self.oh_hi.next = self.hm.val() & (!self.hm.val() + self.one16.val());
-        self.oh_lo.next = self.elig.val() & (!self.elig.val() + self.one16.val());
+        // lowest eligible; both lowest set bits (x & -x, a carry chain each) in parallel, and from
+        // the same chains the paths above the choice (x ^ -x), the next start
+        self.hm.next = self.elig.val() & self.above.q.val();
+        self.neg_h.next = !self.hm.val() + self.one16.val();
+        self.neg_l.next = !self.elig.val() + self.one16.val();
+        self.oh_hi.next = self.hm.val() & self.neg_h.val();
+        self.oh_lo.next = self.elig.val() & self.neg_l.val();
         self.found.next = self.elig.val().any() && self.lim_ok.val();
         self.oh.next = self.oh_lo.val();
+        self.ab.next = self.elig.val() ^ self.neg_l.val();
         if self.hm.val().any() {
             self.oh.next = self.oh_hi.val();
+            self.ab.next = self.hm.val() ^ self.neg_h.val();
         }
         if !self.lim_ok.val() {
             self.oh.next = self.z16.val();
         }
 
         // ---------------- the operation: every path's next state, in parallel ----------------
-        self.gem.next = self.z16.val();
+        self.w34a.next.lo = self.o.val().a8;
+        self.w34a.next.hi = self.z2.val();
+        self.a34.next = self.w34a.val().into();
         self.c0m.next = self.z16.val();
         for i in 0..16 {
             // credit: done = min(acked + lost, inflight)
             self.ge[i].next = self.o.val().al >= self.inflight[i].q.val();
-            self.isub[i].next = self.inflight[i].q.val() - self.o.val().al;
             // alpha <- alpha - alpha / 16 + (ce ? 64 : 0), at most 1024; its decrease shift
-            self.at[i].next = self.alpha[i].q.val() - (self.alpha[i].q.val() >> self.k4[4].val());
-            if self.o.val().flag {
-                self.at[i].next = self.at[i].val() + self.c_g.val();
-            }
-            self.anew[i].next = self.at[i].val();
-            if self.at[i].val() > self.c_aone.val() {
-                self.anew[i].next = self.c_aone.val();
-            }
+            // (no clamp needed: alpha <= 1024 holds by induction, 1024 - 64 + 64 = 1024, and as a
+            // carry-save sum alpha + ~(alpha >> 4) + (ce ? 64 : 0) + 1 it is one carry chain)
+            self.at[i].next = self.o.val().g1;
+            self.ash4[i].next = !(self.alpha[i].q.val() >> self.k4[4].val());
+            self.anew[i].next = (self.alpha[i].q.val() ^ (self.ash4[i].val() ^ self.at[i].val()))
+                + ((((self.alpha[i].q.val() & self.ash4[i].val())
+                    | ((self.alpha[i].q.val() & self.at[i].val()) | (self.ash4[i].val() & self.at[i].val())))
+                    << self.one16.val())
+                    | self.one16.val());
             self.nash[i].next = self.c_ash0.val();
             for k in 1..11 {
                 if self.anew[i].val().get_bit(k) {
                     self.nash[i].next = self.k4[11 - k].val();
                 }
             }
-            // decrease by the alpha before this credit: cwnd - (cwnd >> shift), at least one packet
-            self.cut[i].next = self.cwnd[i].q.val() >> self.ash[i].q.val();
+            // decrease by the alpha before this credit: cwnd - (cwnd >> shift), at least one packet;
+            // the shift as two 4:1 multiplexer levels, the floor test (cwnd - cut < 256, i.e.
+            // cwnd < 256 or cwnd - 256 < cut) as a compare beside the subtraction
+            self.sh1[i].next = self.cwnd[i].q.val();
+            if self.ash[i].q.val().get_bits::<2>(0) == self.k2[0].val() {
+                self.sh1[i].next = self.cwnd[i].q.val() >> self.k4[1].val();
+            }
+            if self.ash[i].q.val().get_bits::<2>(0) == self.k2[1].val() {
+                self.sh1[i].next = self.cwnd[i].q.val() >> self.k4[2].val();
+            }
+            if self.ash[i].q.val().get_bits::<2>(0) == self.k2[2].val() {
+                self.sh1[i].next = self.cwnd[i].q.val() >> self.k4[3].val();
+            }
+            self.cut[i].next = self.sh1[i].val();
+            if self.ash[i].q.val().get_bits::<2>(2) == self.k2[0].val() {
+                self.cut[i].next = self.sh1[i].val() >> self.k4[4].val();
+            }
+            if self.ash[i].q.val().get_bits::<2>(2) == self.k2[1].val() {
+                self.cut[i].next = self.sh1[i].val() >> self.k4[8].val();
+            }
+            if self.ash[i].q.val().get_bits::<2>(2) == self.k2[2].val() {
+                self.cut[i].next = self.sh1[i].val() >> self.c12.val();
+            }
+            self.cwm[i].next = self.cwnd[i].q.val() - self.c_min.val();
             self.cwc[i].next = self.cwnd[i].q.val() - self.cut[i].val();
-            if !self.cwc[i].val().get_bits::<8>(8).any() {
+            if !self.cwnd[i].q.val().get_bits::<8>(8).any() || (self.cwm[i].val() < self.cut[i].val()) {
                 self.cwc[i].next = self.c_min.val();
             }
             self.cwr0[i].next = self.o.val().a >= self.cwr_left[i].q.val();
@@ -526,16 +634,30 @@ impl Logic for PathSelectorHw {
             self.xc.next.lo = self.cwnd[i].q.val();
             self.xc.next.hi = self.z16.val();
             self.cw32[i].next = self.xc.val().into();
-            self.ais[i].next = self.ai_acc[i].q.val() + self.o.val().a8;
-            self.aige[i].next = self.ais[i].val().get_bits::<16>(16).any()
-                || (self.ais[i].val().get_bits::<16>(0) >= self.cwnd[i].q.val());
-            self.aim[i].next = self.ais[i].val() - self.cw32[i].val();
+            // s = ai_acc + a8 (33 bits, wrapped to 32 as in the model) and y = ai_acc + a8 - cwnd
+            // (34-bit signed, a carry-save layer and one chain) in parallel: ais >= cwnd is y >= 0
+            // without the wrap, y >= 2^32 with it; ais - cwnd is y mod 2^32
+            self.w34.next.lo = self.ai_acc[i].q.val();
+            self.w34.next.hi = self.z2.val();
+            self.x34[i].next = self.w34.val().into();
+            self.w34c.next.lo = self.cw32[i].val();
+            self.w34c.next.hi = self.z2.val();
+            self.c34[i].next = self.w34c.val().into();
+            self.s34[i].next = self.x34[i].val() + self.a34.val();
+            self.y34[i].next = (self.x34[i].val() ^ (self.a34.val() ^ !self.c34[i].val()))
+                + ((((self.x34[i].val() & self.a34.val())
+                    | ((self.x34[i].val() & !self.c34[i].val()) | (self.a34.val() & !self.c34[i].val())))
+                    << self.one34.val())
+                    | self.one34.val());
+            self.ais[i].next = self.s34[i].val().get_bits::<32>(0);
+            self.aim[i].next = self.y34[i].val().get_bits::<32>(0);
+            self.aige[i].next = !self.y34[i].val().get_bit(33);
+            if self.s34[i].val().get_bit(32) {
+                self.aige[i].next = !self.y34[i].val().get_bit(33) && self.y34[i].val().get_bit(32);
+            }
             self.cwi[i].next = self.cwnd[i].q.val() + self.c_one.val();
             if self.cwnd[i].q.val() > self.c_max_less1.val() {
                 self.cwi[i].next = self.c_max.val();
-            }
-            if self.ge[i].val() {
-                self.gem.next = self.gem.val() | self.oh16[i].val();
             }
             if self.cwr0[i].val() {
                 self.c0m.next = self.c0m.val() | self.oh16[i].val();
@@ -547,9 +669,7 @@ impl Logic for PathSelectorHw {
             self.n_pend[i].next = self.pending[i].q.val();
             if self.o.val().hit.get_bit(i) {
                 if self.o.val().is_credit {
-                    self.inflight[i].d.next = self.isub[i].val();
                     if self.ge[i].val() {
-                        self.inflight[i].d.next = self.z16.val();
                         if self.pending[i].q.val() {
                             self.n_ent[i].next = self.pend_ent[i].q.val();
                             self.n_pend[i].next = false;
@@ -567,7 +687,6 @@ impl Logic for PathSelectorHw {
                         }
                         if self.o.val().flag {
                             if self.cwr0[i].val() {
-                                self.cwnd[i].d.next = self.cwc[i].val();
                                 self.cwr_left[i].d.next = (self.cwnd[i].q.val() >> self.c8.val()) + self.one16.val();
                                 self.ai_acc[i].d.next = self.z32.val();
                             }
@@ -580,9 +699,6 @@ impl Logic for PathSelectorHw {
                         }
                     }
                 }
-                if (self.o.val().is_charge || self.o.val().is_probe) && !self.inflight[i].q.val().all() {
-                    self.inflight[i].d.next = self.inflight[i].q.val() + self.one16.val();
-                }
                 if self.o.val().is_health {
                     self.n_h[i].next = self.o.val().a.get_bits::<2>(0);
                     if ((self.o.val().a.get_bits::<2>(0) == self.h_down.val())
@@ -593,7 +709,6 @@ impl Logic for PathSelectorHw {
                     }
                 }
                 if self.o.val().is_clear {
-                    self.inflight[i].d.next = self.z16.val();
                     if self.pending[i].q.val() {
                         self.n_ent[i].next = self.pend_ent[i].q.val();
                         self.n_pend[i].next = false;
@@ -617,79 +732,162 @@ impl Logic for PathSelectorHw {
                     self.n_pl[i].next = self.o.val().a.get_bits::<3>(0);
                 }
             }
-            self.ma[i].next = self.z16.val();
-            self.mi[i].next = self.z16.val();
-            if self.o.val().hit.get_bit(i) {
-                self.ma[i].next = self.anew[i].val();
-                self.mi[i].next = self.inflight[i].q.val();
+        }
+        // the addressed path's inflight and its done test: binary multiplexer trees on the path
+        for j in 0..8 {
+            self.im8[j].next = self.inflight[2 * j].q.val();
+            self.bg8[j].next = self.ge[2 * j].val();
+            if self.o.val().path.get_bit(0) {
+                self.im8[j].next = self.inflight[2 * j + 1].q.val();
+                self.bg8[j].next = self.ge[2 * j + 1].val();
             }
         }
-        // one-hot multiplexers as OR trees
-        for g in 0..4 {
-            self.ga4[g].next = (self.ma[4 * g].val() | self.ma[4 * g + 1].val())
-                | (self.ma[4 * g + 2].val() | self.ma[4 * g + 3].val());
-            self.gi4[g].next = (self.mi[4 * g].val() | self.mi[4 * g + 1].val())
-                | (self.mi[4 * g + 2].val() | self.mi[4 * g + 3].val());
+        for j in 0..4 {
+            self.im4[j].next = self.im8[2 * j].val();
+            self.bg4[j].next = self.bg8[2 * j].val();
+            if self.o.val().path.get_bit(1) {
+                self.im4[j].next = self.im8[2 * j + 1].val();
+                self.bg4[j].next = self.bg8[2 * j + 1].val();
+            }
         }
-        self.infp.next = (self.gi4[0].val() | self.gi4[1].val()) | (self.gi4[2].val() | self.gi4[3].val());
-        self.big.next = (self.gem.val() & self.o.val().hit).any();
+        for j in 0..2 {
+            self.im2[j].next = self.im4[2 * j].val();
+            self.bg2[j].next = self.bg4[2 * j].val();
+            if self.o.val().path.get_bit(2) {
+                self.im2[j].next = self.im4[2 * j + 1].val();
+                self.bg2[j].next = self.bg4[2 * j + 1].val();
+            }
+        }
+        self.infp.next = self.im2[0].val();
+        self.big.next = self.bg2[0].val();
+        if self.o.val().path.get_bit(3) {
+            self.infp.next = self.im2[1].val();
+            self.big.next = self.bg2[1].val();
+        }
         self.cwr0p.next = (self.c0m.val() & self.o.val().hit).any();
 
         // ---------------- connection-wide counters ----------------
-        // credit: pr = min(probes, done, probes_inflight) = min(done, m) with m = min(probes,
-        // probes_inflight); done - pr = satsub(done, m); both outcomes of done (acked + lost, or
-        // the path's inflight when that is smaller) are computed in parallel
-        self.mcp.next = self.o.val().c;
-        if self.probes.q.val() < self.o.val().c {
-            self.mcp.next = self.probes.q.val();
+        // credit: done = min(acked + lost, inflight) (`big`: the path's inflight is the smaller),
+        // m = min(probes, probes_inflight) (`cp`: probes is the smaller), pr = min(done, m);
+        // probes_inflight -= pr and total = satsub(total, done - pr). With X = done and M = m,
+        // X <= M gives pr = X and leaves total alone, else pr = M and total = max(total + M - X, 0).
+        // Every (X, M) outcome is computed in parallel from registers (the three-operand sums as a
+        // carry-save layer and one carry chain); the compares only drive the last multiplexers.
+        self.w18[0].next.lo = self.total.q.val();
+        self.w18[1].next.lo = self.probes.q.val();
+        self.w18[2].next.lo = self.o.val().c;
+        self.w18[3].next.lo = self.o.val().al;
+        self.w18[4].next.lo = self.infp.val();
+        self.w18[0].next.hi = self.z2.val();
+        self.w18[1].next.hi = self.z2.val();
+        self.w18[2].next.hi = self.z2.val();
+        self.w18[3].next.hi = self.z2.val();
+        self.w18[4].next.hi = self.z2.val();
+        for k in 0..5 {
+            self.v18[k].next = self.w18[k].val().into();
         }
-        self.pcs.next = self.mcp.val();
-        self.dms.next = self.o.val().al - self.mcp.val();
-        if self.o.val().al < self.mcp.val() {
-            self.pcs.next = self.o.val().al;
-            self.dms.next = self.z16.val();
+        self.s_pc.next = self.v18[1].val() - self.v18[2].val();
+        self.s_pa.next = self.v18[1].val() - self.v18[3].val();
+        self.s_pi.next = self.v18[1].val() - self.v18[4].val();
+        self.s_ca.next = self.v18[2].val() - self.v18[3].val();
+        self.s_ci.next = self.v18[2].val() - self.v18[4].val();
+        self.s_ti.next = self.v18[0].val() - self.v18[4].val();
+        // total + M - X for (X, M) = (al, c), (al, P), (I, c), (I, P)
+        for k in 0..4 {
+            self.csx[k].next = self.v18[0].val();
         }
-        self.pcb.next = self.mcp.val();
-        self.dmb.next = self.infp.val() - self.mcp.val();
-        if self.infp.val() < self.mcp.val() {
-            self.pcb.next = self.infp.val();
-            self.dmb.next = self.z16.val();
+        self.csy[0].next = self.v18[2].val();
+        self.csz[0].next = !self.v18[3].val();
+        self.csy[1].next = self.v18[1].val();
+        self.csz[1].next = !self.v18[3].val();
+        self.csy[2].next = self.v18[2].val();
+        self.csz[2].next = !self.v18[4].val();
+        self.csy[3].next = self.v18[1].val();
+        self.csz[3].next = !self.v18[4].val();
+        for k in 0..4 {
+            self.r3[k].next = (self.csx[k].val() ^ (self.csy[k].val() ^ self.csz[k].val()))
+                + ((((self.csx[k].val() & self.csy[k].val())
+                    | ((self.csx[k].val() & self.csz[k].val()) | (self.csy[k].val() & self.csz[k].val())))
+                    << self.one18.val())
+                    | self.one18.val());
         }
-        self.tots.next = self.total.q.val() - self.dms.val();
-        if self.total.q.val() < self.dms.val() {
-            self.tots.next = self.z16.val();
+        self.cp.next = !self.s_pc.val().get_bit(17);
+        // per outcome k = (X, M): (al, c), (al, P), (I, c), (I, P); le: X <= M
+        self.lek[0].next = !self.s_ca.val().get_bit(17);
+        self.lek[1].next = !self.s_pa.val().get_bit(17);
+        self.lek[2].next = !self.s_ci.val().get_bit(17);
+        self.lek[3].next = !self.s_pi.val().get_bit(17);
+        for k in 0..4 {
+            self.res[k].next = self.total.q.val();
+            if !self.lek[k].val() {
+                self.res[k].next = self.z16.val();
+                if !self.r3[k].val().get_bit(17) {
+                    self.res[k].next = self.r3[k].val().get_bits::<16>(0);
+                }
+            }
         }
-        self.totb.next = self.total.q.val() - self.dmb.val();
-        if self.total.q.val() < self.dmb.val() {
-            self.totb.next = self.z16.val();
+        // probes after the credit: P - X when X <= M, else P - M (0 when M = P)
+        self.pres[0].next = self.s_pc.val().get_bits::<16>(0);
+        if self.lek[0].val() {
+            self.pres[0].next = self.s_pa.val().get_bits::<16>(0);
+        }
+        self.pres[1].next = self.z16.val();
+        if self.lek[1].val() {
+            self.pres[1].next = self.s_pa.val().get_bits::<16>(0);
+        }
+        self.pres[2].next = self.s_pc.val().get_bits::<16>(0);
+        if self.lek[2].val() {
+            self.pres[2].next = self.s_pi.val().get_bits::<16>(0);
+        }
+        self.pres[3].next = self.z16.val();
+        if self.lek[3].val() {
+            self.pres[3].next = self.s_pi.val().get_bits::<16>(0);
+        }
+        self.tcr.next = self.res[1].val();
+        self.pcr.next = self.pres[1].val();
+        if self.cp.val() {
+            self.tcr.next = self.res[0].val();
+            self.pcr.next = self.pres[0].val();
+        }
+        if self.big.val() {
+            self.tcr.next = self.res[3].val();
+            self.pcr.next = self.pres[3].val();
+            if self.cp.val() {
+                self.tcr.next = self.res[2].val();
+                self.pcr.next = self.pres[2].val();
+            }
         }
         self.n_total.next = self.total.q.val();
         self.n_probes.next = self.probes.q.val();
-        if (self.o.val().is_charge || (self.o.val().is_sel && self.found.val())) && !self.total.q.val().all() {
+        if self.o.val().is_charge && !self.total.q.val().all() {
             self.n_total.next = self.total.q.val() + self.one16.val();
         }
         if self.o.val().is_probe && !self.probes.q.val().all() {
             self.n_probes.next = self.probes.q.val() + self.one16.val();
         }
-        if self.o.val().is_credit {
-            if self.big.val() {
-                self.n_total.next = self.totb.val();
-                self.n_probes.next = self.probes.q.val() - self.pcb.val();
-            } else {
-                self.n_total.next = self.tots.val();
-                self.n_probes.next = self.probes.q.val() - self.pcs.val();
-            }
-        }
         if self.o.val().is_clear {
             self.n_total.next = self.z16.val();
-            if self.total.q.val() > self.infp.val() {
-                self.n_total.next = self.total.q.val() - self.infp.val();
+            if !self.s_ti.val().get_bit(17) {
+                self.n_total.next = self.s_ti.val().get_bits::<16>(0);
             }
         }
-        self.total.d.next = self.n_total.val();
+        if self.o.val().is_init {
+            self.n_total.next = self.z16.val();
+            self.n_probes.next = self.z16.val();
+        }
+        // the credit's outcome (the deepest input) is the last multiplexer in front of total and
+        // probes; a select's charge (late condition, early data) the one before it
         self.probes.d.next = self.n_probes.val();
+        self.total.d.next = self.n_total.val();
+        if self.o.val().is_sel && self.found.val() && !self.total.q.val().all() {
+            self.total.d.next = self.total.q.val() + self.one16.val();
+        }
+        if self.o.val().is_credit {
+            self.total.d.next = self.tcr.val();
+            self.probes.d.next = self.pcr.val();
+        }
         if self.o.val().is_sel && self.found.val() {
-            self.last_oh.d.next = self.oh.val();
+            self.above.d.next = self.ab.val();
         }
         self.n_pu.next = self.pu.val();
         if self.o.val().is_plane_up {
@@ -706,23 +904,11 @@ impl Logic for PathSelectorHw {
         if self.o.val().is_limit {
             self.nlimit.d.next = !self.lim1.val();
         }
-        // new(paths = a, planes = b): planes clamped to 1..=8, path p on plane p % planes
-        self.pm.next = (self.one16.val() << self.o.val().a.get_bits::<4>(0)) - self.one16.val();
-        if self.o.val().a.get_bits::<4>(4).any() {
-            self.pm.next = self.ones16.val();
-        }
-        self.npl.next = self.o.val().b.get_bits::<4>(0);
-        if !self.o.val().b.get_bits::<8>(0).any() {
-            self.npl.next = self.one4.val();
-        }
-        if self.o.val().b.get_bits::<8>(0) > self.c8b.val() {
-            self.npl.next = self.k4[8].val();
-        }
+        self.pm.next = self.o.val().pm;
+        self.npl.next = self.o.val().npl;
         if self.o.val().is_init {
-            self.last_oh.d.next = self.oh16[15].val();
-            self.probes.d.next = self.z16.val();
+            self.above.d.next = self.z16.val();
             self.nlimit.d.next = self.z16.val();
-            self.total.d.next = self.z16.val();
             for k in 0..8 {
                 if self.npl.val() == self.k4[k + 1].val() {
                     self.n_pu.next = self.pup[k].val();
@@ -738,7 +924,6 @@ impl Logic for PathSelectorHw {
                 }
                 self.n_ent[i].next = self.ent0[i].val();
                 self.cwnd[i].d.next = self.c_init.val();
-                self.inflight[i].d.next = self.z16.val();
                 self.alpha[i].d.next = self.z16.val();
                 self.ash[i].d.next = self.c_ash0.val();
                 self.ai_acc[i].d.next = self.z32.val();
@@ -749,6 +934,37 @@ impl Logic for PathSelectorHw {
         }
         self.planes_up.d.next = self.n_pu.val();
         for i in 0..16 {
+            // a credit's decrease is the last multiplexer in front of cwnd (it is the deepest input)
+            if self.o.val().hit.get_bit(i)
+                && self.o.val().is_credit
+                && self.o.val().a_nz
+                && self.o.val().flag
+                && self.cwr0[i].val()
+            {
+                self.cwnd[i].d.next = self.cwc[i].val();
+            }
+            // every other operation's inflight is inflight + delta (-(acked + lost), +1 or 0, one
+            // carry chain) or zero (done >= inflight, clear, init)
+            self.idel[i].next = self.z16.val();
+            self.izero[i].next = self.o.val().is_init;
+            if self.o.val().hit.get_bit(i) {
+                if self.o.val().is_credit {
+                    self.idel[i].next = self.o.val().nal;
+                    if self.ge[i].val() {
+                        self.izero[i].next = true;
+                    }
+                }
+                if (self.o.val().is_charge || self.o.val().is_probe) && !self.inflight[i].q.val().all() {
+                    self.idel[i].next = self.one16.val();
+                }
+                if self.o.val().is_clear {
+                    self.izero[i].next = true;
+                }
+            }
+            self.inflight[i].d.next = self.inflight[i].q.val() + self.idel[i].val();
+            if self.izero[i].val() {
+                self.inflight[i].d.next = self.z16.val();
+            }
             // select: charge the chosen path in place (the last multiplexer in front of inflight)
             if self.o.val().is_sel && self.oh.val().get_bit(i) && !self.inflight[i].q.val().all() {
                 self.inflight[i].d.next = self.inflight[i].q.val() + self.one16.val();
@@ -760,6 +976,10 @@ impl Logic for PathSelectorHw {
             self.eh[i].d.next = ((self.n_h[i].val() == self.h_up.val()) || (self.n_h[i].val() == self.h_suspect.val()))
                 && !self.n_pend[i].val()
                 && self.n_pu.val().get_bit(self.n_pl[i].val().index());
+            // after INIT every path's plane is up and nothing drains: eligible = enabled
+            if self.o.val().is_init {
+                self.eh[i].d.next = self.pm.val().get_bit(i);
+            }
         }
 
         // ---------------- record and output FIFO ----------------
@@ -782,7 +1002,7 @@ impl Logic for PathSelectorHw {
         self.q1r.d.next.v = self.o.val().v;
         self.q1r.d.next.rec = self.rec.val();
         self.q1r.d.next.md = self.reroute.val();
-        self.q1r.d.next.a_new = (self.ga4[0].val() | self.ga4[1].val()) | (self.ga4[2].val() | self.ga4[3].val());
+        self.q1r.d.next.a_new = self.z16.val();
         self.q1r.d.next.member = self.member.val();
         // Q1: the record's path fields; mask the snapshot, four partial sums, member count
         self.q2r.d.next = self.q1r.q.val();
@@ -790,7 +1010,9 @@ impl Logic for PathSelectorHw {
             self.me[i].next = self.z16.val();
             self.mp[i].next = self.z3.val();
             self.mh[i].next = self.z2.val();
+            self.ma[i].next = self.z16.val();
             if self.q1r.q.val().rsel.get_bit(i) {
+                self.ma[i].next = self.alpha[i].q.val();
                 self.me[i].next = self.entropy[i].q.val();
                 self.mp[i].next = self.plane[i].q.val();
                 self.mh[i].next = self.health[i].q.val();
@@ -803,6 +1025,8 @@ impl Logic for PathSelectorHw {
                 | (self.mp[4 * g + 2].val() | self.mp[4 * g + 3].val());
             self.gh4[g].next = (self.mh[4 * g].val() | self.mh[4 * g + 1].val())
                 | (self.mh[4 * g + 2].val() | self.mh[4 * g + 3].val());
+            self.ga4[g].next = (self.ma[4 * g].val() | self.ma[4 * g + 1].val())
+                | (self.ma[4 * g + 2].val() | self.ma[4 * g + 3].val());
         }
         self.rec2.next = self.q1r.q.val().rec;
         // a select's path: encode its one-hot choice
@@ -819,6 +1043,8 @@ impl Logic for PathSelectorHw {
         self.rec2.next.plane = (self.gp4[0].val() | self.gp4[1].val()) | (self.gp4[2].val() | self.gp4[3].val());
         self.rec2.next.health = (self.gh4[0].val() | self.gh4[1].val()) | (self.gh4[2].val() | self.gh4[3].val());
         self.q2r.d.next.rec = self.rec2.val();
+        // the credited path's alpha after the credit (the registers hold it by now)
+        self.q2r.d.next.a_new = (self.ga4[0].val() | self.ga4[1].val()) | (self.ga4[2].val() | self.ga4[3].val());
         self.mem1.next = self.q1r.q.val().member;
         for i in 0..16 {
             self.am[i].next = self.z16.val();
