@@ -26,6 +26,9 @@ struct Design {
     text: String,
 }
 
+/// The ULX3S board top (simulated as built).
+const ULX3S_TOP: &str = include_str!("../fpga-boards/ulx3s/mroce_ulx3s.v");
+
 fn main() {
     println!("cargo:rustc-check-cfg=cfg(mroce_no_verilator)");
     println!("cargo:rustc-check-cfg=cfg(mroce_no_soc)");
@@ -56,6 +59,7 @@ fn main() {
     let map = mroce_hdl::soc::SocMap {
         ram_bytes: mroce_firmware::memory_map::RAM_SIZE,
         csr_base: mroce_firmware::memory_map::CSR_BASE,
+        heartbeat_tag: mroce_firmware::soc_status::HEARTBEAT_TAG,
     };
     designs.push(Design {
         name: "mroce_selftest".into(),
@@ -70,6 +74,20 @@ fn main() {
                 name: "mroce_soc".into(),
                 text: mroce_hdl::soc::soc_verilog(map, &picorv32),
             });
+            // the ULX3S board top as built (SoC + self-test + UART), its firmware image read at
+            // run time from OUT_DIR (cosim::selftest::run_ulx3s)
+            let hex = out.join("ulx3s-firmware.hex");
+            designs.push(Design {
+                name: "mroce_ulx3s_sim".into(),
+                text: mroce_hdl::soc::board_verilog(
+                    map,
+                    &picorv32,
+                    "mroce_ulx3s",
+                    ULX3S_TOP,
+                    &hex.display().to_string(),
+                ),
+            });
+            println!("cargo:rerun-if-changed=../fpga-boards/ulx3s/mroce_ulx3s.v");
         }
         Err(e) => {
             println!("cargo:warning=mroce-cosim: SoC co-simulation disabled: {e}");

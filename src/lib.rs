@@ -14,6 +14,7 @@ pub use mroce_sim::pcap;
 pub mod cli_conformance;
 pub mod cli_hdl;
 pub mod cli_sim;
+pub mod cli_synth;
 pub mod cli_udp;
 pub mod pipe;
 pub mod pipe_sweep;

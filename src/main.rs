@@ -42,6 +42,8 @@ enum Command {
     Conformance(mroce::cli_conformance::ConformanceArgs),
     /// Co-simulation: the Verilated HDL blocks in lockstep with the model, bit for bit.
     Cosim(cli_cosim::CosimArgs),
+    /// FPGA boards: bitstream with the open toolchain (yosys, nextpnr, pack) and its figures.
+    Synth(mroce::cli_synth::SynthArgs),
 }
 
 fn size_arg(s: &str) -> Result<u64, String> {
@@ -259,6 +261,7 @@ fn main() -> ExitCode {
         Command::Udp(a) => mroce::cli_udp::run(a),
         Command::Sim(a) => mroce::cli_sim::run(a),
         Command::Hdl(a) => mroce::cli_hdl::run(a),
+        Command::Synth(a) => mroce::cli_synth::run(a),
         Command::Conformance(a) => mroce::cli_conformance::run(a),
         Command::Cosim(a) => cli_cosim::run(a),
     }

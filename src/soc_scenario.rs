@@ -65,6 +65,35 @@ impl SocImage {
     }
 }
 
+/// Build the soft-core image with cargo (release, incremental) into `target_dir` and load it:
+/// for tests and tools that need the image of the current sources (a separate target directory
+/// keeps a running cargo's lock out of the way).
+pub fn build_image(target_dir: &Path) -> Result<SocImage, ScenarioError> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let st = std::process::Command::new(cargo)
+        .current_dir(&root)
+        .args([
+            "build",
+            "-q",
+            "-p",
+            "mroce-firmware",
+            "--release",
+            "--target",
+            IMAGE_TARGET,
+        ])
+        .arg("--target-dir")
+        .arg(target_dir)
+        .status()
+        .map_err(|e| ScenarioError::SoftCore(format!("cannot run cargo: {e}")))?;
+    if !st.success() {
+        return Err(ScenarioError::SoftCore(format!(
+            "building the soft-core image failed (rustup target add {IMAGE_TARGET}, or bash scripts/setup.sh)"
+        )));
+    }
+    SocImage::from_file(&target_dir.join(IMAGE_TARGET).join("release").join("mroce-firmware"))
+}
+
 /// The soft core's Rust target.
 pub const IMAGE_TARGET: &str = "riscv32imc-unknown-none-elf";
 

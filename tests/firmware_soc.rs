@@ -7,36 +7,17 @@
 //! directory, so the test's cargo lock is not in the way).
 
 use mroce::plane_failure::ScenarioConfig;
-use mroce::soc_scenario::{run_soc, SocImage, IMAGE_TARGET};
+use mroce::soc_scenario::{build_image, run_soc, SocImage};
 use mroce_cosim::CosimError;
 use mroce_csr as csr;
 use std::path::PathBuf;
 
 /// Build the soft-core image (incremental) and load it.
 fn image() -> SocImage {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let dir = root.join("target").join("soc-test-image");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let st = std::process::Command::new(cargo)
-        .current_dir(&root)
-        .args([
-            "build",
-            "-q",
-            "-p",
-            "mroce-firmware",
-            "--release",
-            "--target",
-            IMAGE_TARGET,
-        ])
-        .arg("--target-dir")
-        .arg(&dir)
-        .status()
-        .expect("run cargo");
-    assert!(
-        st.success(),
-        "building the soft-core image failed (rustup target add {IMAGE_TARGET}, or bash scripts/setup.sh)"
-    );
-    SocImage::from_file(&dir.join(IMAGE_TARGET).join("release").join("mroce-firmware")).expect("image")
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target")
+        .join("soc-test-image");
+    build_image(&dir).expect("soft-core image")
 }
 
 fn soc_built() -> bool {

@@ -166,3 +166,53 @@ pub fn run_selftest(drop_thresh: u16, max_cycles: u64) -> Result<SelftestReport,
         uart_line: line.unwrap_or_default(),
     })
 }
+
+/// What the simulated ULX3S board did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BoardReport {
+    /// The first UART line with a verdict (`MROCE BIST PASS ...` / `FAIL ...`), CR LF stripped.
+    pub uart_line: String,
+    /// LEDs at the end (bit 0 firmware heartbeat seen, 1 done, 2 pass, 3 fail, 4 trap, 5 bus error).
+    pub leds: u8,
+    /// Clocks run.
+    pub cycles: u64,
+}
+
+/// Run the ULX3S top (fpga-boards/ulx3s/mroce_ulx3s.v, as synthesised: PicoRV32 booting
+/// `image` from its RAM, the firmware setting the connection up, then the self-test through the
+/// lossy channel and the UART report) until the UART sends a verdict, for at most `max_cycles`.
+#[cfg(not(mroce_no_soc))]
+pub fn run_ulx3s(image: &[u32], max_cycles: u64) -> Result<BoardReport, CosimError> {
+    let hex: String = image.iter().map(|w| format!("{w:08x}\n")).collect();
+    let path = concat!(env!("OUT_DIR"), "/ulx3s-firmware.hex");
+    std::fs::write(path, hex).map_err(|err| CosimError::Io { path: path.into(), err })?;
+    let mut m = VerilatedModel::new(&verilated::MROCE_ULX3S_SIM)?;
+    let uart = m.output("ftdi_rxd", 1)?;
+    let led = m.output("led", 8)?;
+    let mut rx = UartRx::default();
+    let mut c = 0u64;
+    let mut line = String::new();
+    while c < max_cycles {
+        m.eval();
+        if let Some(l) = rx.clock(uart.get(&m.outputs) != 0) {
+            if l.starts_with("MROCE BIST PASS") || l.starts_with("MROCE BIST FAIL") {
+                line = l;
+                break;
+            }
+        }
+        m.posedge();
+        c += 1;
+    }
+    m.eval();
+    Ok(BoardReport {
+        uart_line: line,
+        leds: led.get(&m.outputs) as u8,
+        cycles: c,
+    })
+}
+
+/// Without PicoRV32's source the board top was not Verilated.
+#[cfg(mroce_no_soc)]
+pub fn run_ulx3s(_image: &[u32], _max_cycles: u64) -> Result<BoardReport, CosimError> {
+    Err(CosimError::SocMissing)
+}

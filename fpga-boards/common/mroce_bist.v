@@ -32,7 +32,9 @@ module mroce_bist #(
     parameter MAX_CYCLES = 50000000,
     // paths and planes given to the selector's INIT
     parameter PLANES = 4,
-    // issue INIT / RESET operations at start (0 when a control core set the connection up)
+    // INIT the path selector at start (0 when a control core set the connection up); the
+    // receive tracker and the scoreboard are always RESET (data-path state of the test's
+    // connection)
     parameter DO_INIT = 1
 ) (
     input wire clock,
@@ -65,6 +67,9 @@ module mroce_bist #(
     localparam NP = `MROCE_PATHS;
     localparam NW = `MROCE_SACK_WORDS;
     localparam [31:0] WIN = `MROCE_CWND_MAX_PKTS;
+    localparam [15:0] NP16 = NP;
+    localparam [15:0] PLANES16 = PLANES;
+    localparam [31:0] RTO32 = RTO;
 
     function [31:0] data_of(input [SEQ_BITS-1:0] s);
         data_of = {{(32-SEQ_BITS){1'b0}}, s} * 32'h9E3779B1 + 32'h6D726365;
@@ -172,7 +177,7 @@ module mroce_bist #(
     reg [4:0] r_records;
     integer si;
     initial begin
-        rs = DO_INIT ? R_INIT : R_IDLE; rk = 0; rx_in_valid = 0; r_records = 0;
+        rs = R_INIT; rk = 0; rx_in_valid = 0; r_records = 0;
         for (si = 0; si < (1 << SEQ_BITS); si = si + 1) seen[si] = 1'b0;
     end
     always @(posedge clock) begin
@@ -269,7 +274,7 @@ module mroce_bist #(
     reg [SEQ_BITS-1:0] rq_head;  // rq[rq_r], one clock behind (block RAM read)
     always @(posedge clock) rq_head <= rq[rq_r[SEQ_BITS-1:0]];
     initial begin
-        ss = DO_INIT ? S_INIT_TX : S_IDLE; k = 0; room = 16'hFFFF; timer_due = 0; timer_at = TIMER_PERIOD;
+        ss = S_INIT_TX; k = 0; room = 16'hFFFF; timer_due = 0; timer_at = TIMER_PERIOD;
         backoff_until = 0; next_seq = 0; rq_w = 0; rq_r = 0; tx_in_valid = 0; sel_in_valid = 0; issued = 0;
     end
     wire tx_rec = tx_out_valid;
@@ -303,10 +308,10 @@ module mroce_bist #(
                 issued <= 1'b1;
             end else if (tx_rec) begin
                 issued <= 1'b0;
-                if (k == NP - 1) begin k <= 0; ss <= S_INIT_SEL; end else k <= k + 1;
+                if (k == NP - 1) begin k <= 0; ss <= DO_INIT ? S_INIT_SEL : S_IDLE; end else k <= k + 1;
             end
             S_INIT_SEL: if (!issued) begin
-                sel_in_valid <= 1'b1; sel_in_op <= `MROCE_SEL_OP_INIT; sel_in_a <= NP[15:0]; sel_in_b <= PLANES[15:0];
+                sel_in_valid <= 1'b1; sel_in_op <= `MROCE_SEL_OP_INIT; sel_in_a <= NP16; sel_in_b <= PLANES16;
                 issued <= 1'b1;
             end else if (sel_rec) begin
                 issued <= 1'b0; ss <= S_IDLE;
@@ -340,7 +345,7 @@ module mroce_bist #(
             end
             S_SEND: if (!issued) begin
                 tx_in_valid <= 1'b1; tx_in_op <= `MROCE_TX_OP_SEND; tx_in_path <= cur_path;
-                tx_in_now <= now; tx_in_rto <= RTO[31:0];
+                tx_in_now <= now; tx_in_rto <= RTO32;
                 issued <= 1'b1;
             end else if (tx_rec) begin
                 issued <= 1'b0;
@@ -367,7 +372,7 @@ module mroce_bist #(
             S_ACK_WORD: if (!issued) begin
                 tx_in_valid <= 1'b1; tx_in_op <= `MROCE_TX_OP_ACK_WORD; tx_in_path <= cur_path;
                 tx_in_psn <= aq_base + {24'b0, k[2:0], 5'b0}; tx_in_mask <= aq_word; tx_in_lost_below <= lost_below;
-                tx_in_now <= now; tx_in_rto <= RTO[31:0];
+                tx_in_now <= now; tx_in_rto <= RTO32;
                 word_psn <= aq_base + {24'b0, k[2:0], 5'b0};
                 issued <= 1'b1;
             end else if (tx_rec) begin
@@ -405,7 +410,7 @@ module mroce_bist #(
             S_TIMER: if (k == NP) ss <= S_IDLE;
             else if (!issued) begin
                 tx_in_valid <= 1'b1; tx_in_op <= `MROCE_TX_OP_TIMER; tx_in_path <= k[3:0];
-                tx_in_now <= now; tx_in_rto <= RTO[31:0];
+                tx_in_now <= now; tx_in_rto <= RTO32;
                 cur_path <= k[3:0];
                 issued <= 1'b1;
             end else if (tx_rec) begin

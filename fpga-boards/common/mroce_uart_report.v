@@ -28,31 +28,27 @@ module mroce_uart_report #(
     reg [31:0] f [0:5];
     reg [7:0] status [0:3];
     reg [6:0] idx;  // character being sent
+    // within the fields (idx >= 15): field fi, position pos in " abc=" + 8 digits, and the
+    // field's remaining digits in sh (most significant first): counters, no division
+    reg [2:0] fi;
+    reg [3:0] pos;
+    reg [31:0] sh;
     reg [7:0] ch;
-    // character idx of the line: 16 fixed characters, then six " xxx=" + 8 hex digits, then CR LF
     always @(*) begin
         ch = 8'h20;
-        if (idx < 11) case (idx)
-            0: ch = "M"; 1: ch = "R"; 2: ch = "O"; 3: ch = "C"; 4: ch = "E"; 5: ch = " ";
-            6: ch = "B"; 7: ch = "I"; 8: ch = "S"; 9: ch = "T"; default: ch = " ";
+        if (idx < 11) case (idx[3:0])
+            4'd0: ch = "M"; 4'd1: ch = "R"; 4'd2: ch = "O"; 4'd3: ch = "C"; 4'd4: ch = "E";
+            4'd6: ch = "B"; 4'd7: ch = "I"; 4'd8: ch = "S"; 4'd9: ch = "T"; default: ch = " ";
         endcase
-        else if (idx < 15) ch = status[idx - 11];
-        else if (idx < 93) begin : field
-            reg [6:0] j;
-            reg [3:0] pos;
-            reg [2:0] fi;
-            j = idx - 15;  // 13 characters per field: " abc=" + 8 digits
-            fi = j / 13;
-            pos = j % 13;
-            case (pos)
-                0: ch = " ";
-                1: case (fi) 0: ch = "d"; 1: ch = "s"; 2: ch = "r"; 3: ch = "d"; 4: ch = "d"; default: ch = "e"; endcase
-                2: case (fi) 0: ch = "l"; 1: ch = "n"; 2: ch = "t"; 3: ch = "r"; 4: ch = "u"; default: ch = "r"; endcase
-                3: case (fi) 0: ch = "v"; 1: ch = "t"; 2: ch = "x"; 3: ch = "p"; 4: ch = "p"; default: ch = "r"; endcase
-                4: ch = "=";
-                default: ch = hex(f[fi] >> (4 * (12 - pos)));
-            endcase
-        end
+        else if (idx < 15) ch = status[idx[1:0] + 2'd1];
+        else if (idx < 93) case (pos)
+            4'd0: ch = " ";
+            4'd1: case (fi) 0: ch = "d"; 1: ch = "s"; 2: ch = "r"; 3: ch = "d"; 4: ch = "d"; default: ch = "e"; endcase
+            4'd2: case (fi) 0: ch = "l"; 1: ch = "n"; 2: ch = "t"; 3: ch = "r"; 4: ch = "u"; default: ch = "r"; endcase
+            4'd3: case (fi) 0: ch = "v"; 1: ch = "t"; 2: ch = "x"; 3: ch = "p"; 4: ch = "p"; default: ch = "r"; endcase
+            4'd4: ch = "=";
+            default: ch = hex(sh[31:28]);
+        endcase
         else if (idx == 93) ch = 8'h0D;
         else ch = 8'h0A;
     end
@@ -64,6 +60,7 @@ module mroce_uart_report #(
     reg was_done;
     initial begin
         tx = 1'b1; busy = 1'b0; idx = 0; bitn = 0; div = 0; wait_clks = 0; was_done = 1'b0;
+        fi = 0; pos = 0; sh = 0;
     end
     always @(posedge clock) begin
         if (!busy) begin
@@ -72,7 +69,7 @@ module mroce_uart_report #(
                 was_done <= done;
                 wait_clks <= 0;
                 busy <= 1'b1;
-                idx <= 0; bitn <= 0; div <= 0;
+                idx <= 0; bitn <= 0; div <= 0; fi <= 0; pos <= 0;
                 f[0] <= delivered; f[1] <= sent; f[2] <= retransmits; f[3] <= dropped; f[4] <= duplicates;
                 f[5] <= data_errors;
                 if (!done) begin status[0] <= "R"; status[1] <= "U"; status[2] <= "N"; status[3] <= " "; end
@@ -87,6 +84,13 @@ module mroce_uart_report #(
                     bitn <= 0;
                     if (idx == LEN - 1) busy <= 1'b0;
                     else idx <= idx + 1;
+                    // advance the field position of the next character
+                    if (idx >= 15 && idx < 93) begin
+                        if (pos == 4'd12) begin pos <= 0; fi <= fi + 3'd1; end
+                        else pos <= pos + 4'd1;
+                        if (pos == 4'd4) sh <= f[fi];
+                        else if (pos >= 4'd5) sh <= {sh[27:0], 4'b0};
+                    end
                 end else bitn <= bitn + 1;
             end else div <= div + 1;
         end

@@ -6,6 +6,11 @@
 // a board top from its traffic generator. The `MROCE_*` macros come from the generator
 // (mroce_hdl::soc), which takes them from mroce_csr and the firmware's memory map.
 module mroce_soc(clock,cpu_resetn,cmd_hold,room_from_stream,load_we,load_addr,load_data,dbg_addr,dbg_rdata,rx_in_valid,rx_in_ready,rx_in_op,rx_in_path,rx_in_psn,rx_in_floor,rx_in_ce,rx_in_ack_req,rx_in_commit,rx_out_valid,rx_out_ready,rx_out,rx_out_sack$0,rx_out_sack$1,rx_out_sack$2,rx_out_sack$3,rx_out_sack$4,rx_out_sack$5,rx_out_sack$6,rx_out_sack$7,tx_in_valid,tx_in_ready,tx_in_op,tx_in_path,tx_in_psn,tx_in_mask,tx_in_lost_below,tx_in_now,tx_in_rto,tx_out_valid,tx_out_ready,tx_out,sel_in_valid,sel_in_ready,sel_in_op,sel_in_path,sel_in_room,sel_in_a,sel_in_b,sel_in_c,sel_in_flag,sel_out_valid,sel_out_ready,sel_out,csr_tap_we,csr_tap_addr,csr_tap_wdata,cmd_waiting,trap,bus_error,instret,irq);
+    // RAM contents at configuration ($readmemh file: the firmware image on a board; "" for none)
+    parameter INIT_HEX = "";
+    // 1: the load and debug ports reach the RAM (co-simulation); 0: tied off, so the RAM maps
+    // to block RAM with the core's single port (boards)
+    parameter DEBUG_PORTS = 1;
     input wire  clock;
     // PicoRV32 reset, active low; the RAM can be loaded while it is held
     input wire  cpu_resetn;
@@ -101,7 +106,16 @@ module mroce_soc(clock,cpu_resetn,cmd_hold,room_from_stream,load_we,load_addr,lo
 `endif
 
     reg [31:0] ram [0:`MROCE_RAM_BYTES/4-1];
-    assign dbg_rdata = ram[dbg_addr];
+    generate
+        if (INIT_HEX != "") begin : init
+            initial $readmemh(INIT_HEX, ram);
+        end
+        if (DEBUG_PORTS) begin : dbg
+            assign dbg_rdata = ram[dbg_addr];
+        end else begin : nodbg
+            assign dbg_rdata = 32'b0;
+        end
+    endgenerate
 
     reg [7:0] csr_addr;
     reg [31:0] csr_wdata;
@@ -128,7 +142,7 @@ module mroce_soc(clock,cpu_resetn,cmd_hold,room_from_stream,load_we,load_addr,lo
     always @(posedge clock) begin
       mem_ready <= 0;
       csr_we <= 0;
-      if (load_we) ram[load_addr] <= load_data;
+      if (DEBUG_PORTS && load_we) ram[load_addr] <= load_data;
       if (!cpu_resetn) begin
         cs <= 0;
       end else if (mem_valid && !mem_ready) begin

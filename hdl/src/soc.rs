@@ -16,6 +16,9 @@ pub struct SocMap {
     pub ram_bytes: u32,
     /// Base of the CSR window (256-byte aligned).
     pub csr_base: u32,
+    /// Top half of the firmware's heartbeat in `SCRATCH` (`mroce_firmware::soc_status`): a board
+    /// starts its self-test at the first one (the connection is set up).
+    pub heartbeat_tag: u32,
 }
 
 /// The `define`s the SoC module uses.
@@ -23,12 +26,15 @@ pub fn soc_defines(map: SocMap) -> String {
     format!(
         "`define MROCE_RAM_BYTES 32'h{:08X}\n`define MROCE_CSR_BASE 32'h{:08X}\n\
          `define MROCE_CSR_SEL_CMD 8'h{:02X}\n`define MROCE_CSR_CONTROL 8'h{:02X}\n\
-         `define MROCE_CSR_CONTROL_ROOM 32'h{:08X}\n",
+         `define MROCE_CSR_CONTROL_ROOM 32'h{:08X}\n`define MROCE_CSR_SCRATCH 8'h{:02X}\n\
+         `define MROCE_HEARTBEAT_TAG 16'h{:04X}\n",
         map.ram_bytes,
         map.csr_base,
         mroce_csr::SEL_CMD,
         mroce_csr::CONTROL,
-        mroce_csr::CONTROL_ROOM_FROM_SCOREBOARD
+        mroce_csr::CONTROL_ROOM_FROM_SCOREBOARD,
+        mroce_csr::SCRATCH,
+        map.heartbeat_tag >> 16
     )
 }
 
@@ -155,6 +161,25 @@ pub fn soc_verilog(map: SocMap, picorv32: &str) -> String {
     )
 }
 
+/// A board top for simulation: everything it instantiates, and a wrapper `<top>_sim` with a
+/// `clock` input (the shim's clock) around `top` whose `FIRMWARE_HEX` parameter is `hex` (an
+/// absolute path read when the model starts). The top's ports other than its clock, named
+/// `clk_25mhz`, pass through.
+pub fn board_verilog(map: SocMap, picorv32: &str, top: &str, top_text: &str, hex: &str) -> String {
+    let mut s = selftest_verilog(map);
+    s.push_str(SOC_VERILOG);
+    s.push('\n');
+    s.push_str(picorv32);
+    s.push('\n');
+    s.push_str(top_text);
+    s.push_str(&format!(
+        "\n// simulation wrapper of {top}\nmodule {top}_sim(clock, led, ftdi_rxd);\n    input wire  clock;\n    \
+         output wire [7:0] led;\n    output wire ftdi_rxd;\n    {top} #(.FIRMWARE_HEX(\"{hex}\")) top(.clk_25mhz(clock), \
+         .led(led), .ftdi_rxd(ftdi_rxd));\nendmodule\n"
+    ));
+    s
+}
+
 /// Why PicoRV32's source was not found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Picorv32Missing(pub String);
@@ -242,6 +267,7 @@ mod tests {
         let d = soc_defines(SocMap {
             ram_bytes: 0x1_0000,
             csr_base: 0x1000_0000,
+            heartbeat_tag: 0x4842_0000,
         });
         assert!(d.contains(&format!("`define MROCE_CSR_SEL_CMD 8'h{:02X}", mroce_csr::SEL_CMD)));
         assert!(d.contains("`define MROCE_CSR_BASE 32'h10000000"));
