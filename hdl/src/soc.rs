@@ -262,6 +262,36 @@ mod tests {
         assert!(n > 40, "{n} stream ports");
     }
 
+    /// The board tops repeat transport_core's stream ports as wires (Verilog-2005 has no
+    /// interfaces): every one must be declared there with the core's width, so a change of the
+    /// core's ports cannot leave a top silently mis-sized (Verilator only warns on widths).
+    #[test]
+    fn board_tops_declare_every_stream_port_as_a_wire() {
+        let core = crate::generate_all()
+            .into_iter()
+            .find(|f| f.name == "transport_core")
+            .expect("transport_core")
+            .text;
+        let tops = [
+            ("mroce_selftest.v", SELFTEST_VERILOG[2].1),
+            ("mroce_ulx3s.v", include_str!("../../fpga-boards/ulx3s/mroce_ulx3s.v")),
+        ];
+        for (name, text) in tops {
+            let wires: Vec<String> = text
+                .lines()
+                .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+                .filter(|l| l.starts_with("wire "))
+                .collect();
+            for p in ports(&core, "transport_core") {
+                if p.contains("clock;") || p.contains("csr_") || p.ends_with(" irq;") {
+                    continue;
+                }
+                let decl = p.replacen("input wire", "wire", 1).replacen("output wire", "wire", 1);
+                assert!(wires.contains(&decl), "{name} lacks `{decl}`");
+            }
+        }
+    }
+
     #[test]
     fn defines_come_from_the_csr_map() {
         let d = soc_defines(SocMap {
