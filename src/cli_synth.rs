@@ -5,10 +5,16 @@
 //! Prints `{board, device, config, luts, luts_total, ffs, brams, fmax_mhz, target_mhz,
 //! timing_met, bitstream, wall_s}`; everything is written under `target/synth/<board>/`.
 //!
+//! Vendor-tool boards (the Alveo U55C: Vivado, which cannot be installed here) get their
+//! complete Vivado input directory (Verilog, macros, top, constraints, build.tcl) written there;
+//! the flow runs only if `vivado` is on PATH, otherwise a [`SynthError::VivadoMissing`] names
+//! the command to run.
+//!
 //! Exit codes: 0 bitstream written with timing met, 1 timing not met, 2 the flow could not run.
 
 use crate::cli_hdl::{find, run_tool, Tool, NEXTPNR_ECP5, YOSYS};
 use clap::Args;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -49,8 +55,8 @@ struct Board {
     constraints: &'static str,
     /// Human-readable part.
     device: &'static str,
-    /// nextpnr-ecp5 device and package options.
-    pnr_device: &'static [&'static str],
+    /// How its bitstream is made.
+    flow: Flow,
     /// Clock the top runs at, MHz.
     target_mhz: f64,
     /// Configurations the top is built in.
@@ -59,17 +65,83 @@ struct Board {
     soc: bool,
 }
 
-const BOARDS: &[Board] = &[Board {
-    name: "ulx3s",
-    dir: "ulx3s",
-    top: "mroce_ulx3s",
-    constraints: "ulx3s.lpf",
-    device: "ECP5 LFE5U-85F-6 CABGA381",
-    pnr_device: &["--85k", "--package", "CABGA381", "--speed", "6"],
-    target_mhz: 25.0,
-    configs: &["default"],
-    soc: true,
-}];
+/// How a board's bitstream is made.
+enum Flow {
+    /// yosys synth_ecp5 -> nextpnr-ecp5 with these device and package options -> ecppack.
+    Ecp5 { pnr_device: &'static [&'static str] },
+    /// AMD Vivado in batch mode running `script` (in the board folder) on the written sources.
+    Vivado { script: &'static str },
+}
+
+const BOARDS: &[Board] = &[
+    Board {
+        name: "ulx3s",
+        dir: "ulx3s",
+        top: "mroce_ulx3s",
+        constraints: "ulx3s.lpf",
+        device: "ECP5 LFE5U-85F-6 CABGA381",
+        flow: Flow::Ecp5 {
+            pnr_device: &["--85k", "--package", "CABGA381", "--speed", "6"],
+        },
+        target_mhz: 25.0,
+        configs: &["default"],
+        soc: true,
+    },
+    Board {
+        name: "alveo-u55c",
+        dir: "alveo-u55c",
+        top: "mroce_u55c",
+        constraints: "u55c.xdc",
+        device: "AMD Virtex UltraScale+ HBM xcu55c-fsvh2892-2L-e",
+        flow: Flow::Vivado { script: "build.tcl" },
+        target_mhz: 200.0,
+        configs: &["default"],
+        soc: false,
+    },
+];
+
+/// Why `mroce synth` made no bitstream.
+#[derive(Debug)]
+pub enum SynthError {
+    /// The board needs AMD Vivado, which is not on PATH.
+    VivadoMissing {
+        /// The board's name.
+        board: &'static str,
+        /// Its Vivado input directory, written.
+        dir: PathBuf,
+        /// What builds it, run in `dir`.
+        command: String,
+    },
+    /// A tool failed or a file could not be read or written.
+    Failed(String),
+}
+
+impl std::fmt::Display for SynthError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SynthError::VivadoMissing { board, dir, command } => write!(
+                f,
+                "board {board} needs AMD Vivado, which is not on PATH (a vendor tool: it cannot be installed \
+                 here). Its Vivado input (Verilog, mroce_defines.vh, top, constraints, build script) is written \
+                 to {}; build it there with:\n    cd {} && {command}\n(see fpga-boards/{board}/README.md)",
+                dir.display(),
+                dir.display()
+            ),
+            SynthError::Failed(e) => f.write_str(e),
+        }
+    }
+}
+
+impl From<String> for SynthError {
+    fn from(e: String) -> Self {
+        SynthError::Failed(e)
+    }
+}
+
+/// Arguments of the Vivado run that builds a board's written input directory, in it.
+fn vivado_args(script: &str) -> [&str; 6] {
+    ["-mode", "batch", "-source", script, "-tclargs", "."]
+}
 
 fn known() -> String {
     BOARDS.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
@@ -106,19 +178,13 @@ fn utilisation(report: &serde_json::Value, cell: &str) -> (u64, u64) {
     (c["used"].as_u64().unwrap_or(0), c["available"].as_u64().unwrap_or(0))
 }
 
-fn build(a: &SynthArgs, b: &Board) -> Result<SynthReport, String> {
-    let t0 = std::time::Instant::now();
-    let yosys = find(&YOSYS)?;
-    let nextpnr = find(&NEXTPNR_ECP5)?;
-    let ecppack = find(&ECPPACK)?;
+/// Writes every source of board `b` into `out` (the yowasp tools see their working directory
+/// only; a Vivado directory is self-contained): the macros, `transport_core`, the self-test,
+/// the SoC and firmware image when the board has one, the top and the constraints. Returns the
+/// Verilog files in reading order, the macros header first.
+fn write_sources(a: &SynthArgs, b: &Board, out: &Path) -> Result<Vec<String>, String> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let out = a
-        .out
-        .clone()
-        .unwrap_or_else(|| root.join("target").join("synth").join(b.name));
-    std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    // every source goes into the build directory: the yowasp tools see their working
-    // directory only
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let mut sources = vec!["mroce_defines.vh".to_string()];
     write(&out.join("mroce_defines.vh"), &crate::cli_hdl::board_defines())?;
     let core = mroce_hdl::generate_all()
@@ -147,6 +213,32 @@ fn build(a: &SynthArgs, b: &Board) -> Result<SynthReport, String> {
         std::fs::copy(bdir.join(&f), out.join(&f)).map_err(|e| format!("{}: {e}", bdir.join(&f).display()))?;
     }
     sources.push(format!("{}.v", b.top));
+    Ok(sources)
+}
+
+fn default_out(a: &SynthArgs, b: &Board) -> PathBuf {
+    a.out.clone().unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("target")
+            .join("synth")
+            .join(b.name)
+    })
+}
+
+fn build(a: &SynthArgs, b: &Board) -> Result<SynthReport, SynthError> {
+    match b.flow {
+        Flow::Ecp5 { pnr_device } => Ok(build_ecp5(a, b, pnr_device)?),
+        Flow::Vivado { script } => build_vivado(a, b, script, std::env::var_os("PATH")),
+    }
+}
+
+fn build_ecp5(a: &SynthArgs, b: &Board, pnr_device: &[&str]) -> Result<SynthReport, String> {
+    let t0 = std::time::Instant::now();
+    let yosys = find(&YOSYS)?;
+    let nextpnr = find(&NEXTPNR_ECP5)?;
+    let ecppack = find(&ECPPACK)?;
+    let out = default_out(a, b);
+    let sources = write_sources(a, b, &out)?;
     let json = format!("{}.json", b.name);
     // the macros header first, then every module
     let script = format!(
@@ -167,7 +259,7 @@ fn build(a: &SynthArgs, b: &Board) -> Result<SynthReport, String> {
     run_tool(
         Command::new(nextpnr)
             .current_dir(&out)
-            .args(b.pnr_device)
+            .args(pnr_device)
             .args(["--json", &json, "--lpf", b.constraints, "--textcfg", &config])
             .args(["--freq", &b.target_mhz.to_string(), "--seed", &a.seed.to_string()])
             .args(["--report", "report.json", "--timing-allow-fail"]),
@@ -259,6 +351,203 @@ pub fn run(a: &SynthArgs) -> ExitCode {
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
+        }
+    }
+}
+
+/// `name` in the directories of `path` (a PATH value), if it is a file there. Vivado is looked
+/// up, not started: its launcher has no cheap `--version`.
+fn on_path(name: &str, path: Option<OsString>) -> Option<PathBuf> {
+    std::env::split_paths(&path?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// `summary.json` as build.tcl writes it after routing.
+#[derive(Debug, serde::Deserialize)]
+struct VivadoSummary {
+    target_mhz: f64,
+    luts: u64,
+    luts_total: u64,
+    ffs: u64,
+    brams: u64,
+    fmax_mhz: f64,
+    timing_met: bool,
+    bitstream: String,
+}
+
+/// Writes the Vivado input directory, then runs Vivado if `vivado` is on `path`.
+fn build_vivado(a: &SynthArgs, b: &Board, script: &str, path: Option<OsString>) -> Result<SynthReport, SynthError> {
+    let t0 = std::time::Instant::now();
+    let out = default_out(a, b);
+    write_sources(a, b, &out)?;
+    let bdir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fpga-boards")
+        .join(b.dir);
+    std::fs::copy(bdir.join(script), out.join(script)).map_err(|e| format!("{}: {e}", bdir.join(script).display()))?;
+    let command = format!("vivado {}", vivado_args(script).join(" "));
+    let Some(vivado) = on_path("vivado", path) else {
+        return Err(SynthError::VivadoMissing {
+            board: b.name,
+            dir: out,
+            command,
+        });
+    };
+    eprintln!("vivado {script} in {} (tens of minutes) ...", out.display());
+    let run = Command::new(vivado)
+        .current_dir(&out)
+        .args(vivado_args(script))
+        .output()
+        .map_err(|e| format!("vivado: cannot start: {e}"))?;
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    write(&out.join("vivado-run.log"), &log)?;
+    // build.tcl exits 0 (timing met) or 1 (not met) after writing the bitstream and summary
+    if !matches!(run.status.code(), Some(0 | 1)) {
+        return Err(SynthError::Failed(format!(
+            "vivado failed ({}); see {}",
+            run.status,
+            out.join("vivado-run.log").display()
+        )));
+    }
+    let s: VivadoSummary = serde_json::from_str(&read(&out.join("summary.json"))?)
+        .map_err(|e| format!("{}: {e}", out.join("summary.json").display()))?;
+    Ok(SynthReport {
+        board: b.name.into(),
+        device: b.device.into(),
+        config: a.config.clone(),
+        luts: s.luts,
+        luts_total: s.luts_total,
+        ffs: s.ffs,
+        brams: s.brams,
+        fmax_mhz: s.fmax_mhz,
+        target_mhz: s.target_mhz,
+        timing_met: s.timing_met,
+        bitstream: out.join(s.bitstream),
+        wall_s: t0.elapsed().as_secs_f64(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(board: &str, out: &Path) -> SynthArgs {
+        SynthArgs {
+            board: board.into(),
+            config: "default".into(),
+            image: None,
+            out: Some(out.to_path_buf()),
+            seed: 1,
+            json: true,
+        }
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("mroce-synth-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn unknown_board_message_lists_every_board() {
+        let k = known();
+        for b in ["ulx3s", "alveo-u55c"] {
+            assert!(k.split(", ").any(|n| n == b), "{b} not in {k}");
+        }
+    }
+
+    /// No Vivado here: the U55C's Vivado directory is written all the same, holds every file
+    /// build.tcl reads, and the error names the board, the directory and the command.
+    #[test]
+    fn alveo_without_vivado_writes_its_vivado_directory_and_names_the_command() {
+        let b = BOARDS.iter().find(|b| b.name == "alveo-u55c").expect("board");
+        let Flow::Vivado { script } = b.flow else {
+            panic!("alveo-u55c is not a Vivado board")
+        };
+        let out = scratch("u55c");
+        let empty = scratch("empty-path");
+        std::fs::create_dir_all(&empty).expect("scratch dir");
+        let err = build_vivado(&args(b.name, &out), b, script, Some(empty.clone().into_os_string()))
+            .expect_err("no vivado on that PATH");
+        let SynthError::VivadoMissing { board, dir, command } = &err else {
+            panic!("{err}")
+        };
+        assert_eq!((*board, dir), ("alveo-u55c", &out));
+        assert_eq!(command, "vivado -mode batch -source build.tcl -tclargs .");
+        let msg = err.to_string();
+        for part in [
+            "needs AMD Vivado",
+            command.as_str(),
+            &out.display().to_string(),
+            "README.md",
+        ] {
+            assert!(msg.contains(part), "{part:?} not in: {msg}");
+        }
+        let tcl = read(&out.join("build.tcl")).expect("build.tcl written");
+        let verilog = tcl
+            .split("foreach f {")
+            .nth(1)
+            .and_then(|s| s.split('}').next())
+            .expect("build.tcl's file list");
+        let mut n = 0;
+        for f in verilog.split_whitespace().chain(["mroce_defines.vh", "u55c.xdc"]) {
+            assert!(out.join(f).is_file(), "{f} not written");
+            n += 1;
+        }
+        assert_eq!(n, 7, "{verilog}");
+        let top = read(&out.join("mroce_u55c.v")).expect("top");
+        assert!(top.contains("module mroce_u55c(") && top.contains("mroce_selftest"));
+        assert!(read(&out.join("mroce_defines.vh"))
+            .expect("macros")
+            .contains("`define MROCE_PATHS "));
+        assert!(read(&out.join("transport_core.v"))
+            .expect("core")
+            .contains("module transport_core("));
+        let _ = std::fs::remove_dir_all(&out);
+        let _ = std::fs::remove_dir_all(&empty);
+    }
+
+    #[test]
+    fn vivado_is_found_on_path_only_as_a_file() {
+        let d = scratch("path");
+        std::fs::create_dir_all(d.join("vivado-dir/vivado")).expect("scratch dir");
+        let path = |dirs: &[PathBuf]| Some(std::env::join_paths(dirs).expect("PATH"));
+        // a directory named vivado is not the tool
+        assert_eq!(on_path("vivado", path(&[d.join("vivado-dir")])), None);
+        std::fs::write(d.join("vivado"), "").expect("file");
+        assert_eq!(
+            on_path("vivado", path(&[d.join("vivado-dir"), d.clone()])),
+            Some(d.join("vivado"))
+        );
+        assert_eq!(on_path("vivado", None), None);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// The summary line as build.tcl formats it (fpga-boards/alveo-u55c/sim/build_dryrun.tcl
+    /// prints one from a canned report); every field read here is in build.tcl's format.
+    #[test]
+    fn vivado_summary_reads_what_build_tcl_writes() {
+        let line = r#"{"part": "xcu55c-fsvh2892-2L-e", "target_mhz": 200, "luts": 12345, "luts_total": 1303680, "ffs": 6789, "brams": 2, "wns_ns": 0.250, "fmax_mhz": 210.53, "timing_met": true, "bitstream": "mroce_u55c.bit"}"#;
+        let s: VivadoSummary = serde_json::from_str(line).expect("summary");
+        assert_eq!((s.luts, s.luts_total, s.ffs, s.brams), (12345, 1303680, 6789, 2));
+        assert_eq!((s.target_mhz, s.fmax_mhz, s.timing_met), (200.0, 210.53, true));
+        assert_eq!(s.bitstream, "mroce_u55c.bit");
+        let tcl = include_str!("../fpga-boards/alveo-u55c/build.tcl");
+        for key in [
+            "target_mhz",
+            "luts",
+            "luts_total",
+            "ffs",
+            "brams",
+            "fmax_mhz",
+            "timing_met",
+            "bitstream",
+        ] {
+            assert!(tcl.contains(&format!("\"{key}\": ")), "build.tcl does not write {key}");
         }
     }
 }
