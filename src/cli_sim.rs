@@ -376,11 +376,12 @@ fn print_summary(s: &Summary, json: bool) {
         return;
     }
     println!(
-        "{}: seed {}, {:.2} s wall, {:.2} M events/s ({} events)",
+        "{}: seed {}, {:.2} s wall, {:.2} M events/s ({:.2} M per CPU second; {} events)",
         s.experiment,
         s.seed,
         s.wall_s,
         s.events_per_s / 1e6,
+        s.events_per_cpu_s.unwrap_or(0.0) / 1e6,
         s.events
     );
     for r in &s.results {

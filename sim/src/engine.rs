@@ -247,6 +247,11 @@ pub struct RunReport {
     pub wall_s: f64,
     /// `events / loop_wall_s`.
     pub events_per_s: f64,
+    /// CPU seconds of the event loop's thread (user + system; `None` without
+    /// `/proc/thread-self/schedstat`): on a shared machine the one-core figure.
+    pub loop_cpu_s: Option<f64>,
+    /// `events / loop_cpu_s`.
+    pub events_per_cpu_s: Option<f64>,
     /// Network counters.
     pub net: NetStats,
     /// Sum of every NIC counter.
@@ -553,9 +558,11 @@ pub fn run(
     let heap0 = if cfg.measure_state { heap_in_use() } else { None };
     sim.start_connections()?;
     let loop0 = Instant::now();
+    let cpu0 = thread_cpu_s();
     let mut heap1 = None;
     sim.run_loop(progress, heap0.is_some(), &mut heap1)?;
     let loop_s = loop0.elapsed().as_secs_f64();
+    let loop_cpu = cpu0.and_then(|c0| Some(thread_cpu_s()? - c0));
     if let Some(p) = sim.pcap.as_mut() {
         p.flush().map_err(|e| format!("pcap: {e}"))?;
     }
@@ -564,7 +571,15 @@ pub fn run(
         _ => None,
     };
     let integrity = sim.check();
-    Ok(sim.report(integrity, wall0.elapsed().as_secs_f64(), loop_s, state))
+    Ok(sim.report(integrity, wall0.elapsed().as_secs_f64(), (loop_s, loop_cpu), state))
+}
+
+/// CPU time of the calling thread, seconds (the kernel's per-thread run time, which includes
+/// system time but not time spent waiting for a core).
+pub fn thread_cpu_s() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 * 1e-9)
 }
 
 impl<'a> Sim<'a> {
@@ -1641,7 +1656,13 @@ impl<'a> Sim<'a> {
         "ok".into()
     }
 
-    fn report(&self, integrity: String, wall_s: f64, loop_s: f64, state: Option<f64>) -> RunReport {
+    fn report(
+        &self,
+        integrity: String,
+        wall_s: f64,
+        (loop_s, loop_cpu): (f64, Option<f64>),
+        state: Option<f64>,
+    ) -> RunReport {
         let mut counters = BTreeMap::new();
         for n in &self.nics {
             for (k, v) in n.t.counters() {
@@ -1701,6 +1722,8 @@ impl<'a> Sim<'a> {
             loop_wall_s: loop_s,
             wall_s,
             events_per_s: if loop_s > 0.0 { self.events as f64 / loop_s } else { 0.0 },
+            loop_cpu_s: loop_cpu,
+            events_per_cpu_s: loop_cpu.filter(|c| *c > 0.0).map(|c| self.events as f64 / c),
             net,
             counters,
             timeline: self.timeline.clone(),

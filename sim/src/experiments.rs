@@ -73,6 +73,9 @@ pub struct Summary {
     pub seed: u64,
     /// Simulator events per wall-clock second of event loop, over all runs (one core).
     pub events_per_s: f64,
+    /// Simulator events per CPU second of the event loop's thread, over all runs: the same
+    /// rate without the time the thread waited for a core on a shared machine.
+    pub events_per_cpu_s: Option<f64>,
     /// Wall-clock seconds of the whole experiment.
     pub wall_s: f64,
     /// One row per transport and setting.
@@ -97,6 +100,7 @@ struct Ctx<'a, 'f> {
     events: u64,
     hops: u64,
     loop_s: f64,
+    loop_cpu_s: Option<f64>,
     runs: Vec<(String, RunReport)>,
 }
 
@@ -137,6 +141,10 @@ impl Ctx<'_, '_> {
         self.events += r.events;
         self.hops += r.net.hops;
         self.loop_s += r.loop_wall_s;
+        self.loop_cpu_s = match (self.loop_cpu_s, r.loop_cpu_s) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
         self.runs.push((full, r.clone()));
         Ok(r)
     }
@@ -150,6 +158,7 @@ impl Ctx<'_, '_> {
             } else {
                 0.0
             },
+            events_per_cpu_s: self.loop_cpu_s.filter(|c| *c > 0.0).map(|c| self.events as f64 / c),
             wall_s: t0.elapsed().as_secs_f64(),
             results,
             events: self.events,
@@ -317,6 +326,7 @@ pub fn loss_sweep(
         events: 0,
         hops: 0,
         loop_s: 0.0,
+        loop_cpu_s: Some(0.0),
         runs: Vec::new(),
     };
     let perm = Rng::new(derive_seed(c.seed, 0x9E83)).derangement(c.fabric.hosts);
@@ -509,6 +519,7 @@ pub fn collectives(
         events: 0,
         hops: 0,
         loop_s: 0.0,
+        loop_cpu_s: Some(0.0),
         runs: Vec::new(),
     };
     let f = FabricConfig {
@@ -619,6 +630,7 @@ pub fn planes(c: &Common, p: &Planes, factory: &mut Factory<'_>, hooks: &mut dyn
         events: 0,
         hops: 0,
         loop_s: 0.0,
+        loop_cpu_s: Some(0.0),
         runs: Vec::new(),
     };
     let perm = Rng::new(derive_seed(c.seed, 0x9E83)).derangement(c.fabric.hosts);
@@ -799,6 +811,7 @@ pub fn plane_failure(
         events: 0,
         hops: 0,
         loop_s: 0.0,
+        loop_cpu_s: Some(0.0),
         runs: Vec::new(),
     };
     let planes = c.fabric.planes;
@@ -1007,6 +1020,7 @@ pub fn incast(c: &Common, p: &Incast, factory: &mut Factory<'_>, hooks: &mut dyn
         events: 0,
         hops: 0,
         loop_s: 0.0,
+        loop_cpu_s: Some(0.0),
         runs: Vec::new(),
     };
     let f = &c.fabric;
@@ -1137,6 +1151,7 @@ pub fn connections(
         events: 0,
         hops: 0,
         loop_s: 0.0,
+        loop_cpu_s: Some(0.0),
         runs: Vec::new(),
     };
     let f = &c.fabric;

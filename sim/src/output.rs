@@ -78,6 +78,8 @@ fn write_common(dir: &Path, s: &Summary) -> Result<(), String> {
             "events": r.events,
             "events_per_s": r.events_per_s,
             "loop_wall_s": r.loop_wall_s,
+            "events_per_cpu_s": r.events_per_cpu_s,
+            "loop_cpu_s": r.loop_cpu_s,
             "net": r.net,
             "counters": r.counters,
         });

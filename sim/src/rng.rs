@@ -114,21 +114,40 @@ pub fn pattern_word(seed: u64, word: u64) -> u64 {
 /// Fill `buf` (which starts at byte `offset` of a pattern buffer; both multiples of 8 or
 /// not) with the pattern of `seed`.
 pub fn fill_pattern(seed: u64, offset: u64, buf: &mut [u8]) {
-    let mut pos = offset;
-    let mut i = 0;
-    while i < buf.len() {
-        let w = pattern_word(seed, pos / 8).to_le_bytes();
-        let k = (pos % 8) as usize;
-        let n = (8 - k).min(buf.len() - i);
-        buf[i..i + n].copy_from_slice(&w[k..k + n]);
-        i += n;
-        pos += n as u64;
+    // a partial first word up to the next word boundary, whole words, then a partial last word
+    let head = (((8 - offset % 8) % 8) as usize).min(buf.len());
+    let (first, rest) = buf.split_at_mut(head);
+    if head > 0 {
+        let k = (offset % 8) as usize;
+        first.copy_from_slice(&pattern_word(seed, offset / 8).to_le_bytes()[k..k + head]);
     }
+    let mut word = (offset + head as u64) / 8;
+    let mut chunks = rest.chunks_exact_mut(8);
+    for c in &mut chunks {
+        c.copy_from_slice(&pattern_word(seed, word).to_le_bytes());
+        word += 1;
+    }
+    let tail = chunks.into_remainder();
+    let n = tail.len();
+    tail.copy_from_slice(&pattern_word(seed, word).to_le_bytes()[..n]);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fill_pattern_matches_its_definition_at_any_offset_and_length() {
+        let byte = |seed: u64, pos: u64| pattern_word(seed, pos / 8).to_le_bytes()[(pos % 8) as usize];
+        for off in 0..20u64 {
+            for len in 0..40usize {
+                let mut b = vec![0xAAu8; len];
+                fill_pattern(7, off, &mut b);
+                let want: Vec<u8> = (0..len as u64).map(|i| byte(7, off + i)).collect();
+                assert_eq!(b, want, "offset {off}, length {len}");
+            }
+        }
+    }
 
     #[test]
     fn derangement_has_no_fixed_point() {
