@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Full check, as CI runs it: setup, release build of every target, tests.
+# Full check, as CI runs it: setup, release build of every target, tests, short fuzzing, and
+# one board synthesised end to end.
 # Usage: scripts/test.sh [ARGS...]   (ARGS are appended to `cargo test`, e.g. a test name filter)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."  # runnable from any cwd
@@ -17,4 +18,7 @@ step "build (release, all targets)" cargo build --workspace --all-targets --rele
 step "firmware image (riscv32imc) and section sizes" bash scripts/firmware-size.sh
 step "test (release)" cargo test --workspace --release "$@"
 step "fuzz (short, seeded)" bash scripts/fuzz-short.sh 20000
+# the ULX3S top end to end (PicoRV32 + firmware + transport_core + self-test): bitstream with
+# timing met; about 10 minutes on 2 cores
+step "board synthesis (ULX3S: yosys, nextpnr-ecp5, ecppack)" bash scripts/synth-check.sh ulx3s
 section "all ok"
