@@ -33,7 +33,10 @@ fn contract(s: &Summary, name: &str, fields: &[&str]) {
     // wall-clock one (Linux exposes it; elsewhere the field is null)
     if std::path::Path::new("/proc/thread-self/schedstat").exists() {
         let per_cpu = v["events_per_cpu_s"].as_f64().unwrap();
-        assert!(per_cpu >= 0.99 * v["events_per_s"].as_f64().unwrap(), "{name}: {per_cpu}");
+        assert!(
+            per_cpu >= 0.99 * v["events_per_s"].as_f64().unwrap(),
+            "{name}: {per_cpu}"
+        );
     }
     assert!(v["wall_s"].as_f64().unwrap() > 0.0);
     let rows = v["results"].as_array().unwrap();
