@@ -247,8 +247,8 @@ pub struct RunReport {
     pub wall_s: f64,
     /// `events / loop_wall_s`.
     pub events_per_s: f64,
-    /// CPU seconds of the event loop's thread (user + system; `None` without
-    /// `/proc/thread-self/schedstat`): on a shared machine the one-core figure.
+    /// CPU seconds of the event loop's thread (user + system; `None` if the OS has no
+    /// per-thread CPU clock): on a shared machine the one-core figure.
     pub loop_cpu_s: Option<f64>,
     /// `events / loop_cpu_s`.
     pub events_per_cpu_s: Option<f64>,
@@ -561,8 +561,9 @@ pub fn run(
     let cpu0 = thread_cpu_s();
     let mut heap1 = None;
     sim.run_loop(progress, heap0.is_some(), &mut heap1)?;
-    let loop_s = loop0.elapsed().as_secs_f64();
+    // the CPU interval lies inside the wall interval, so CPU time never exceeds wall time
     let loop_cpu = cpu0.and_then(|c0| Some(thread_cpu_s()? - c0));
+    let loop_s = loop0.elapsed().as_secs_f64();
     if let Some(p) = sim.pcap.as_mut() {
         p.flush().map_err(|e| format!("pcap: {e}"))?;
     }
@@ -574,12 +575,13 @@ pub fn run(
     Ok(sim.report(integrity, wall0.elapsed().as_secs_f64(), (loop_s, loop_cpu), state))
 }
 
-/// CPU time of the calling thread, seconds (the kernel's per-thread run time, which includes
-/// system time but not time spent waiting for a core).
+/// CPU time of the calling thread, seconds (`CLOCK_THREAD_CPUTIME_ID`: exact, where
+/// `/proc/thread-self/schedstat` lags by up to a scheduler tick on short runs).
 pub fn thread_cpu_s() -> Option<f64> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let ns: u64 = s.split_whitespace().next()?.parse().ok()?;
-    Some(ns as f64 * 1e-9)
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
 }
 
 impl<'a> Sim<'a> {
