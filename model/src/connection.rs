@@ -252,6 +252,9 @@ pub struct Connection {
     active: VecDeque<u16>,
     retx: VecDeque<ChunkRef>,
     tlp_at: [Option<Nanos>; PATHS],
+    /// Bit p: path p's tail-loss probe went out and nothing progressed since (one TLP per
+    /// RTO period, as RACK-TLP).
+    tlp_sent: u16,
     probe_at: [Option<Nanos>; PATHS],
     rtos_in_row: [u8; PATHS],
     last_progress: Nanos,
@@ -344,6 +347,7 @@ impl Connection {
             active: VecDeque::new(),
             retx: VecDeque::new(),
             tlp_at: [None; PATHS],
+            tlp_sent: 0,
             probe_at: [None; PATHS],
             rtos_in_row: [0; PATHS],
             last_progress: now,
@@ -692,6 +696,9 @@ impl Connection {
                 self.probe_at[pi] = Some(now + PROBE_INTERVAL_NS);
                 continue;
             }
+            if self.tlp_at[pi].is_some_and(|t| t <= now) {
+                self.tlp_sent |= 1 << p;
+            }
             self.tlp_at[pi] = None;
             self.probe_at[pi] = if down { Some(now + PROBE_INTERVAL_NS) } else { None };
             let rto = self.rto(pi);
@@ -844,14 +851,7 @@ impl Connection {
             }
         };
         ctx.counters.tx_data += 1;
-        // Tail-loss probe: if nothing comes back on this path for ~2 RTTs, probe it.
-        let srtt = if self.rtt[pi].valid {
-            u64::from(self.rtt[pi].srtt)
-        } else {
-            crate::params::RTO_INIT_NS / 2
-        };
-        self.tlp_at[pi] = Some(now + 2 * srtt + ACK_DELAY_NS);
-        self.note(now + 2 * srtt + ACK_DELAY_NS);
+        self.arm_tlp(path, now);
         self.note_rto(path, now);
         Some((n, sp.plane))
     }
@@ -968,20 +968,41 @@ impl Connection {
                     up: true,
                 });
             }
+            self.tlp_sent &= !(1 << path);
             if self.sb.outstanding(path) == 0 {
                 self.tlp_at[pi] = None;
             } else {
-                let srtt = if self.rtt[pi].valid {
-                    u64::from(self.rtt[pi].srtt)
-                } else {
-                    crate::params::RTO_INIT_NS / 2
-                };
-                self.tlp_at[pi] = Some(now + 2 * srtt + ACK_DELAY_NS);
-                self.note(now + 2 * srtt + ACK_DELAY_NS);
+                self.arm_tlp(path, now);
             }
         }
         self.note_rto(path, now);
         self.complete_tx(ctx);
+    }
+
+    /// Tail-loss probe of `path`: if nothing comes back for ~2 RTTs after `now`, probe it. The
+    /// probe's answer takes another RTT, so it goes out at least one RTT (and the ACK delay)
+    /// before the path's RTO deadline: the scoreboard restarts the RTO on progress, not on
+    /// send, and an RTO declares the whole window lost and cuts it where a probe only
+    /// resolves the tail. One probe per RTO period: none again until progress or the RTO.
+    fn arm_tlp(&mut self, path: u8, now: Nanos) {
+        let pi = path as usize;
+        if self.tlp_sent & (1 << path) != 0 {
+            return;
+        }
+        let srtt = if self.rtt[pi].valid {
+            u64::from(self.rtt[pi].srtt)
+        } else {
+            crate::params::RTO_INIT_NS / 2
+        };
+        let mut t = now + 2 * srtt + ACK_DELAY_NS;
+        if let Some(d) = self.sb.deadline(path) {
+            t = t.min(t64(now, d).saturating_sub(srtt + ACK_DELAY_NS).max(now));
+        }
+        self.tlp_at[pi] = Some(t);
+        if t > now {
+            self.note(t);
+        }
+        // else the probe is due now: transmit work (`has_work`), not a timer
     }
 
     /// Fold one scoreboard word result into the message tables.
@@ -1538,6 +1559,7 @@ impl Connection {
         });
         self.sel.clear_inflight(path);
         self.tlp_at[pi] = None;
+        self.tlp_sent &= !(1 << path);
         self.rtos_in_row[pi] = self.rtos_in_row[pi].saturating_add(1);
         if self.firmware_health {
             // The control core sees the RTO in its counters and decides health and route. Until

@@ -58,7 +58,7 @@ pub fn cases() -> Vec<Case> {
         case(
             "C-8.4-04",
             "§8.4",
-            "RTO at RTO_INIT_NS: probe at once on a new entropy, retransmission after the probe's ACK",
+            "Tail-loss probe one SRTT + ACK_DELAY_NS before the RTO; RTO at RTO_INIT_NS: probe at once on a new entropy, retransmission after the probe's ACK",
             EXACT,
             rto,
         ),
@@ -139,6 +139,13 @@ pub fn cases() -> Vec<Case> {
             "ACK bits for PSNs never sent are ignored and counted once (forged_ack_bits)",
             &[],
             forged_bits,
+        ),
+        case(
+            "C-8.4-15",
+            "§8.4",
+            "One tail-loss probe per RTO period: data sent after it does not re-arm it; the next probe is the RTO's",
+            EXACT,
+            one_tlp,
         ),
         case(
             "C-9.2-01",
@@ -422,7 +429,16 @@ fn rto(t: &mut Tester<'_>) -> R {
     let d = data_frames(t)?;
     check_eq!("chunks", d.len(), 1);
     let before = t.counters();
-    t.advance(199_999)?;
+    // No RTT sample yet: SRTT counts as RTO_INIT_NS / 2 = 100 us, so the tail-loss probe goes
+    // out at min(2 x 100 + 5, 200 - 100 - 5) = 95 us, one SRTT and the ACK delay before the RTO.
+    t.advance(94_999)?;
+    t.expect_silence("before the tail-loss probe")?;
+    t.advance(1)?;
+    let tlp = t.expect_op(opcode::MR_PROBE, "tail-loss PROBE before the RTO")?;
+    check_eq!("TLP time (ns after the send)", tlp.at - t0, 95_000);
+    check_eq!("TLP on the path's entropy", tlp.addrs.src_port, d[0].addrs.src_port);
+    // The probe is lost too.
+    t.advance(104_999)?;
     t.expect_silence("before RTO_INIT_NS")?;
     t.advance(1)?;
     let pr = t.expect_op(opcode::MR_PROBE, "PROBE after the RTO (suspect path)")?;
@@ -436,9 +452,9 @@ fn rto(t: &mut Tester<'_>) -> R {
         &before,
         &[
             ("rtos", 1),
-            ("losses_detected", 1),
+            ("losses_detected", 2),
             ("entropy_rerolls", 1),
-            ("probes_sent", 1),
+            ("probes_sent", 2),
             ("retransmits", 0),
         ],
     )?;
@@ -446,7 +462,36 @@ fn rto(t: &mut Tester<'_>) -> R {
     let r = t.expect_data("retransmission after the probe's ACK")?;
     check!(r.is_retx(), "RETX flag");
     check_eq!("retransmission on the new entropy", r.addrs.src_port, pr.addrs.src_port);
-    check_eq!("retransmission PSN", H(psn(&r)), H(IUT_ISN + 2));
+    check_eq!("retransmission PSN", H(psn(&r)), H(IUT_ISN + 3));
+    Ok(())
+}
+
+fn one_tlp(t: &mut Tester<'_>) -> R {
+    let (p, src) = open(t, 1)?;
+    post(t, &p, src, 0, 1, 1)?;
+    let t0 = t.now();
+    let d = data_frames(t)?;
+    check_eq!("chunks", d.len(), 1);
+    let before = t.counters();
+    // the tail-loss probe at 95 us (C-8.4-04), unanswered
+    t.advance(95_000)?;
+    let tlp = t.expect_op(opcode::MR_PROBE, "tail-loss PROBE")?;
+    check_eq!("TLP time (ns after the send)", tlp.at - t0, 95_000);
+    // new data on the same path before any ACK: it does not re-arm the TLP
+    t.advance(1_000)?;
+    post(t, &p, src, 0, 1, 2)?;
+    let d2 = data_frames(t)?;
+    check_eq!("second message's chunks", d2.len(), 1);
+    t.advance(103_999)?;
+    t.expect_silence("no second tail-loss probe before the RTO")?;
+    t.advance(1)?;
+    let pr = t.expect_op(opcode::MR_PROBE, "PROBE after the RTO")?;
+    check_eq!("RTO time (ns after the first send)", pr.at - t0, 200_000);
+    check!(
+        pr.addrs.src_port != d[0].addrs.src_port,
+        "the RTO must re-roll the path's entropy"
+    );
+    t.expect_counters(&before, &[("rtos", 1), ("probes_sent", 2), ("losses_detected", 3)])?;
     Ok(())
 }
 
@@ -456,8 +501,9 @@ fn backoff(t: &mut Tester<'_>) -> R {
     let t0 = t.now();
     data_frames(t)?;
     let before = t.counters();
-    // RTO 1 at 200 us, RTO 2 at 200 + 400, RTO 3 at 600 + 800: a probe at the first two, the
-    // path Down at the third, its first Down-path probe PROBE_INTERVAL_NS later.
+    // The tail-loss probe at 95 us (C-8.4-04), RTO 1 at 200 us, RTO 2 at 200 + 400, RTO 3 at
+    // 600 + 800: a probe at the first two, the path Down at the third, its first Down-path
+    // probe PROBE_INTERVAL_NS later.
     let mut probes = Vec::new();
     let mut down_at = None;
     while t.now() < t0 + 1_550_000 {
@@ -475,7 +521,7 @@ fn backoff(t: &mut Tester<'_>) -> R {
     check_eq!(
         "probe times (ns after the send)",
         probes,
-        vec![200_000, 600_000, 1_500_000]
+        vec![95_000, 200_000, 600_000, 1_500_000]
     );
     check_eq!(
         "PathHealth down (within the 1 us step of the third RTO)",
@@ -489,7 +535,7 @@ fn backoff(t: &mut Tester<'_>) -> R {
             ("paths_down", 1),
             ("planes_down", 1),
             ("entropy_rerolls", 3),
-            ("probes_sent", 3),
+            ("probes_sent", 4),
         ],
     )?;
     Ok(())
@@ -500,10 +546,13 @@ fn backoff_reset(t: &mut Tester<'_>) -> R {
     post(t, &p, src, 0, 1, 1)?;
     let t0 = t.now();
     data_frames(t)?;
-    t.advance(200_000)?;
+    t.advance(95_000)?;
+    t.expect_op(opcode::MR_PROBE, "tail-loss PROBE (C-8.4-04)")?;
+    t.advance(105_000)?;
     let pr = t.expect_op(opcode::MR_PROBE, "PROBE after RTO 1")?;
     check_eq!("RTO 1", pr.at - t0, 200_000);
-    // Answer the probe as if it took 20 us: SRTT 20 us, RTTVAR 10 us, RTO 60 us, TLP 45 us.
+    // Answer the probe as if it took 20 us: SRTT 20 us, RTTVAR 10 us, RTO 60 us, TLP 35 us
+    // (one SRTT + ACK delay before the RTO); the TLP is not answered.
     let ts = pr.mrh().unwrap().ts.wrapping_sub(20_000);
     ack_exact(t, &p, 0, &[psn(&pr)], ts, pr.plane, pr.addrs.src_port)?;
     let r = t.expect_data("retransmission")?;
