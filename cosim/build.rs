@@ -236,6 +236,7 @@ fn verilate(
     std::fs::create_dir_all(obj).expect("create obj dir");
     let jobs = std::env::var("NUM_JOBS").unwrap_or_else(|_| "2".into());
     let mut cmd = Command::new(verilator);
+    // no --output-split-cfuncs: with it Verilator 5.006 mis-evaluates transport_core (README)
     cmd.args(["--cc", "--build", "-O3", "--x-assign", "fast", "--x-initial", "fast"]);
     if traced {
         cmd.arg("--trace");
