@@ -9,7 +9,7 @@ use mroce_model::wire::{opcode, Akh};
 
 use super::{case, Case};
 use crate::adapter::Need;
-use crate::harness::{lb, rb, Fail, Peer, Pkt, Tester, H, IUT_ISN, R};
+use crate::harness::{lb, rb, Counters, Fail, Peer, Pkt, Tester, H, IUT_ISN, R};
 use crate::{check, check_eq, fail};
 
 const EXACT: &[Need] = &[Need::ExactTime];
@@ -422,34 +422,62 @@ fn tlp(t: &mut Tester<'_>) -> R {
     Ok(())
 }
 
-fn rto(t: &mut Tester<'_>) -> R {
+/// One path, one chunk sent and never answered, up to its tail-loss probe. No RTT sample yet:
+/// SRTT counts as RTO_INIT_NS / 2 = 100 us, so the probe goes out at min(2 x 100 + 5,
+/// 200 - 100 - 5) = 95 us, one SRTT and the ACK delay before the RTO.
+struct Unanswered {
+    p: Peer,
+    src: MrKey,
+    /// Time of the data send.
+    t0: u64,
+    data: Pkt,
+    before: Counters,
+}
+
+fn until_tlp(t: &mut Tester<'_>) -> R<Unanswered> {
     let (p, src) = open(t, 1)?;
     post(t, &p, src, 0, 1, 1)?;
     let t0 = t.now();
-    let d = data_frames(t)?;
+    let mut d = data_frames(t)?;
     check_eq!("chunks", d.len(), 1);
     let before = t.counters();
-    // No RTT sample yet: SRTT counts as RTO_INIT_NS / 2 = 100 us, so the tail-loss probe goes
-    // out at min(2 x 100 + 5, 200 - 100 - 5) = 95 us, one SRTT and the ACK delay before the RTO.
     t.advance(94_999)?;
     t.expect_silence("before the tail-loss probe")?;
     t.advance(1)?;
     let tlp = t.expect_op(opcode::MR_PROBE, "tail-loss PROBE before the RTO")?;
     check_eq!("TLP time (ns after the send)", tlp.at - t0, 95_000);
-    check_eq!("TLP on the path's entropy", tlp.addrs.src_port, d[0].addrs.src_port);
-    // The probe is lost too.
-    t.advance(104_999)?;
-    t.expect_silence("before RTO_INIT_NS")?;
+    let data = d.remove(0);
+    check_eq!("TLP on the path's entropy", tlp.addrs.src_port, data.addrs.src_port);
+    Ok(Unanswered {
+        p,
+        src,
+        t0,
+        data,
+        before,
+    })
+}
+
+/// Silence until RTO_INIT_NS after the first send, then the RTO's probe on a new entropy.
+fn expect_rto_probe(t: &mut Tester<'_>, u: &Unanswered, why: &str) -> R<Pkt> {
+    t.advance((u.t0 + 199_999).saturating_sub(t.now()))?;
+    t.expect_silence(why)?;
     t.advance(1)?;
     let pr = t.expect_op(opcode::MR_PROBE, "PROBE after the RTO (suspect path)")?;
-    check_eq!("RTO time (ns after the send)", pr.at - t0, 200_000);
+    check_eq!("RTO time (ns after the first send)", pr.at - u.t0, 200_000);
     check!(
-        pr.addrs.src_port != d[0].addrs.src_port,
+        pr.addrs.src_port != u.data.addrs.src_port,
         "the RTO must re-roll the path's entropy"
     );
+    Ok(pr)
+}
+
+fn rto(t: &mut Tester<'_>) -> R {
+    let u = until_tlp(t)?;
+    // The probe is lost too.
+    let pr = expect_rto_probe(t, &u, "before RTO_INIT_NS")?;
     t.expect_silence("the suspect path carries one packet: no retransmission before the probe is answered")?;
     t.expect_counters(
-        &before,
+        &u.before,
         &[
             ("rtos", 1),
             ("losses_detected", 2),
@@ -458,7 +486,15 @@ fn rto(t: &mut Tester<'_>) -> R {
             ("retransmits", 0),
         ],
     )?;
-    ack_exact(t, &p, 0, &[psn(&pr)], pr.mrh().unwrap().ts, pr.plane, pr.addrs.src_port)?;
+    ack_exact(
+        t,
+        &u.p,
+        0,
+        &[psn(&pr)],
+        pr.mrh().unwrap().ts,
+        pr.plane,
+        pr.addrs.src_port,
+    )?;
     let r = t.expect_data("retransmission after the probe's ACK")?;
     check!(r.is_retx(), "RETX flag");
     check_eq!("retransmission on the new entropy", r.addrs.src_port, pr.addrs.src_port);
@@ -467,31 +503,15 @@ fn rto(t: &mut Tester<'_>) -> R {
 }
 
 fn one_tlp(t: &mut Tester<'_>) -> R {
-    let (p, src) = open(t, 1)?;
-    post(t, &p, src, 0, 1, 1)?;
-    let t0 = t.now();
-    let d = data_frames(t)?;
-    check_eq!("chunks", d.len(), 1);
-    let before = t.counters();
     // the tail-loss probe at 95 us (C-8.4-04), unanswered
-    t.advance(95_000)?;
-    let tlp = t.expect_op(opcode::MR_PROBE, "tail-loss PROBE")?;
-    check_eq!("TLP time (ns after the send)", tlp.at - t0, 95_000);
+    let u = until_tlp(t)?;
     // new data on the same path before any ACK: it does not re-arm the TLP
     t.advance(1_000)?;
-    post(t, &p, src, 0, 1, 2)?;
+    post(t, &u.p, u.src, 0, 1, 2)?;
     let d2 = data_frames(t)?;
     check_eq!("second message's chunks", d2.len(), 1);
-    t.advance(103_999)?;
-    t.expect_silence("no second tail-loss probe before the RTO")?;
-    t.advance(1)?;
-    let pr = t.expect_op(opcode::MR_PROBE, "PROBE after the RTO")?;
-    check_eq!("RTO time (ns after the first send)", pr.at - t0, 200_000);
-    check!(
-        pr.addrs.src_port != d[0].addrs.src_port,
-        "the RTO must re-roll the path's entropy"
-    );
-    t.expect_counters(&before, &[("rtos", 1), ("probes_sent", 2), ("losses_detected", 3)])?;
+    expect_rto_probe(t, &u, "no second tail-loss probe before the RTO")?;
+    t.expect_counters(&u.before, &[("rtos", 1), ("probes_sent", 2), ("losses_detected", 3)])?;
     Ok(())
 }
 
