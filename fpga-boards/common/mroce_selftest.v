@@ -34,50 +34,9 @@ module mroce_selftest(clock,start,drop_thresh,uart_tx,done,pass,delivered,sent,r
     output wire [31:0] acks;
     output wire [31:0] rtos;
     output wire [31:0] cycles;
-    wire rx_in_valid;
-    wire rx_in_ready;
-    wire [1:0] rx_in_op;
-    wire [3:0] rx_in_path;
-    wire [31:0] rx_in_psn;
-    wire [31:0] rx_in_floor;
-    wire rx_in_ce;
-    wire rx_in_ack_req;
-    wire rx_in_commit;
-    wire rx_out_valid;
-    wire rx_out_ready;
-    wire [104:0] rx_out;
-    wire [31:0] rx_out_sack$0;
-    wire [31:0] rx_out_sack$1;
-    wire [31:0] rx_out_sack$2;
-    wire [31:0] rx_out_sack$3;
-    wire [31:0] rx_out_sack$4;
-    wire [31:0] rx_out_sack$5;
-    wire [31:0] rx_out_sack$6;
-    wire [31:0] rx_out_sack$7;
-    wire tx_in_valid;
-    wire tx_in_ready;
-    wire [2:0] tx_in_op;
-    wire [3:0] tx_in_path;
-    wire [31:0] tx_in_psn;
-    wire [31:0] tx_in_mask;
-    wire [31:0] tx_in_lost_below;
-    wire [31:0] tx_in_now;
-    wire [31:0] tx_in_rto;
-    wire tx_out_valid;
-    wire tx_out_ready;
-    wire [142:0] tx_out;
-    wire sel_in_valid;
-    wire sel_in_ready;
-    wire [3:0] sel_in_op;
-    wire [3:0] sel_in_path;
-    wire [15:0] sel_in_room;
-    wire [15:0] sel_in_a;
-    wire [15:0] sel_in_b;
-    wire [15:0] sel_in_c;
-    wire sel_in_flag;
-    wire sel_out_valid;
-    wire sel_out_ready;
-    wire [29:0] sel_out;
+    // transport_core's stream wires and their port connections are macros generated from the
+    // core's port list (mroce_defines.vh: MROCE_CORE_STREAM_WIRES, _PORTS, MROCE_BIST_STREAM_PORTS)
+    `MROCE_CORE_STREAM_WIRES
     wire [31:0] csr_rdata;
     wire irq;
     mroce_bist #(.N_PKTS(N_PKTS), .SEQ_BITS(SEQ_BITS), .DELAY_MIN(DELAY_MIN),
@@ -86,43 +45,7 @@ module mroce_selftest(clock,start,drop_thresh,uart_tx,done,pass,delivered,sent,r
         .clock(clock),
         .start(start),
         .drop_thresh(drop_thresh),
-        .rx_in_valid(rx_in_valid),
-        .rx_in_ready(rx_in_ready),
-        .rx_in_op(rx_in_op),
-        .rx_in_path(rx_in_path),
-        .rx_in_psn(rx_in_psn),
-        .rx_in_floor(rx_in_floor),
-        .rx_in_ce(rx_in_ce),
-        .rx_in_ack_req(rx_in_ack_req),
-        .rx_in_commit(rx_in_commit),
-        .rx_out_valid(rx_out_valid),
-        .rx_out_ready(rx_out_ready),
-        .rx_out(rx_out),
-        .tx_in_valid(tx_in_valid),
-        .tx_in_ready(tx_in_ready),
-        .tx_in_op(tx_in_op),
-        .tx_in_path(tx_in_path),
-        .tx_in_psn(tx_in_psn),
-        .tx_in_mask(tx_in_mask),
-        .tx_in_lost_below(tx_in_lost_below),
-        .tx_in_now(tx_in_now),
-        .tx_in_rto(tx_in_rto),
-        .tx_out_valid(tx_out_valid),
-        .tx_out_ready(tx_out_ready),
-        .tx_out(tx_out),
-        .sel_in_valid(sel_in_valid),
-        .sel_in_ready(sel_in_ready),
-        .sel_in_op(sel_in_op),
-        .sel_in_path(sel_in_path),
-        .sel_in_room(sel_in_room),
-        .sel_in_a(sel_in_a),
-        .sel_in_b(sel_in_b),
-        .sel_in_c(sel_in_c),
-        .sel_in_flag(sel_in_flag),
-        .sel_out_valid(sel_out_valid),
-        .sel_out_ready(sel_out_ready),
-        .sel_out(sel_out),
-        .rx_out_sack({rx_out_sack$7, rx_out_sack$6, rx_out_sack$5, rx_out_sack$4, rx_out_sack$3, rx_out_sack$2, rx_out_sack$1, rx_out_sack$0}),
+        `MROCE_BIST_STREAM_PORTS,
         .done(done),
         .pass(pass),
         .delivered(delivered),
@@ -140,50 +63,7 @@ module mroce_selftest(clock,start,drop_thresh,uart_tx,done,pass,delivered,sent,r
              .data_errors(data_errors), .tx(uart_tx));
     transport_core core(
         .clock(clock),
-        .rx_in_valid(rx_in_valid),
-        .rx_in_ready(rx_in_ready),
-        .rx_in_op(rx_in_op),
-        .rx_in_path(rx_in_path),
-        .rx_in_psn(rx_in_psn),
-        .rx_in_floor(rx_in_floor),
-        .rx_in_ce(rx_in_ce),
-        .rx_in_ack_req(rx_in_ack_req),
-        .rx_in_commit(rx_in_commit),
-        .rx_out_valid(rx_out_valid),
-        .rx_out_ready(rx_out_ready),
-        .rx_out(rx_out),
-        .rx_out_sack$0(rx_out_sack$0),
-        .rx_out_sack$1(rx_out_sack$1),
-        .rx_out_sack$2(rx_out_sack$2),
-        .rx_out_sack$3(rx_out_sack$3),
-        .rx_out_sack$4(rx_out_sack$4),
-        .rx_out_sack$5(rx_out_sack$5),
-        .rx_out_sack$6(rx_out_sack$6),
-        .rx_out_sack$7(rx_out_sack$7),
-        .tx_in_valid(tx_in_valid),
-        .tx_in_ready(tx_in_ready),
-        .tx_in_op(tx_in_op),
-        .tx_in_path(tx_in_path),
-        .tx_in_psn(tx_in_psn),
-        .tx_in_mask(tx_in_mask),
-        .tx_in_lost_below(tx_in_lost_below),
-        .tx_in_now(tx_in_now),
-        .tx_in_rto(tx_in_rto),
-        .tx_out_valid(tx_out_valid),
-        .tx_out_ready(tx_out_ready),
-        .tx_out(tx_out),
-        .sel_in_valid(sel_in_valid),
-        .sel_in_ready(sel_in_ready),
-        .sel_in_op(sel_in_op),
-        .sel_in_path(sel_in_path),
-        .sel_in_room(sel_in_room),
-        .sel_in_a(sel_in_a),
-        .sel_in_b(sel_in_b),
-        .sel_in_c(sel_in_c),
-        .sel_in_flag(sel_in_flag),
-        .sel_out_valid(sel_out_valid),
-        .sel_out_ready(sel_out_ready),
-        .sel_out(sel_out),
+        `MROCE_CORE_STREAM_PORTS,
         .csr_addr(8'b0),
         .csr_wdata(32'b0),
         .csr_we(1'b0),

@@ -22,50 +22,9 @@ module mroce_ulx3s(clk_25mhz, led, ftdi_rxd);
     reg [10:0] por = 0;
     always @(posedge clock) if (!por[10]) por <= por + 1;
 
-    wire rx_in_valid;
-    wire rx_in_ready;
-    wire [1:0] rx_in_op;
-    wire [3:0] rx_in_path;
-    wire [31:0] rx_in_psn;
-    wire [31:0] rx_in_floor;
-    wire rx_in_ce;
-    wire rx_in_ack_req;
-    wire rx_in_commit;
-    wire rx_out_valid;
-    wire rx_out_ready;
-    wire [104:0] rx_out;
-    wire [31:0] rx_out_sack$0;
-    wire [31:0] rx_out_sack$1;
-    wire [31:0] rx_out_sack$2;
-    wire [31:0] rx_out_sack$3;
-    wire [31:0] rx_out_sack$4;
-    wire [31:0] rx_out_sack$5;
-    wire [31:0] rx_out_sack$6;
-    wire [31:0] rx_out_sack$7;
-    wire tx_in_valid;
-    wire tx_in_ready;
-    wire [2:0] tx_in_op;
-    wire [3:0] tx_in_path;
-    wire [31:0] tx_in_psn;
-    wire [31:0] tx_in_mask;
-    wire [31:0] tx_in_lost_below;
-    wire [31:0] tx_in_now;
-    wire [31:0] tx_in_rto;
-    wire tx_out_valid;
-    wire tx_out_ready;
-    wire [142:0] tx_out;
-    wire sel_in_valid;
-    wire sel_in_ready;
-    wire [3:0] sel_in_op;
-    wire [3:0] sel_in_path;
-    wire [15:0] sel_in_room;
-    wire [15:0] sel_in_a;
-    wire [15:0] sel_in_b;
-    wire [15:0] sel_in_c;
-    wire sel_in_flag;
-    wire sel_out_valid;
-    wire sel_out_ready;
-    wire [29:0] sel_out;
+    // transport_core's stream wires and their port connections are macros generated from the
+    // core's port list (mroce_defines.vh: MROCE_CORE_STREAM_WIRES, _PORTS, MROCE_BIST_STREAM_PORTS)
+    `MROCE_CORE_STREAM_WIRES
     wire tap_we;
     wire [7:0] tap_addr;
     wire [31:0] tap_wdata;
@@ -80,50 +39,7 @@ module mroce_ulx3s(clk_25mhz, led, ftdi_rxd);
         .load_data(32'b0),
         .dbg_addr(14'b0),
         .dbg_rdata(),
-        .rx_in_valid(rx_in_valid),
-        .rx_in_ready(rx_in_ready),
-        .rx_in_op(rx_in_op),
-        .rx_in_path(rx_in_path),
-        .rx_in_psn(rx_in_psn),
-        .rx_in_floor(rx_in_floor),
-        .rx_in_ce(rx_in_ce),
-        .rx_in_ack_req(rx_in_ack_req),
-        .rx_in_commit(rx_in_commit),
-        .rx_out_valid(rx_out_valid),
-        .rx_out_ready(rx_out_ready),
-        .rx_out(rx_out),
-        .rx_out_sack$0(rx_out_sack$0),
-        .rx_out_sack$1(rx_out_sack$1),
-        .rx_out_sack$2(rx_out_sack$2),
-        .rx_out_sack$3(rx_out_sack$3),
-        .rx_out_sack$4(rx_out_sack$4),
-        .rx_out_sack$5(rx_out_sack$5),
-        .rx_out_sack$6(rx_out_sack$6),
-        .rx_out_sack$7(rx_out_sack$7),
-        .tx_in_valid(tx_in_valid),
-        .tx_in_ready(tx_in_ready),
-        .tx_in_op(tx_in_op),
-        .tx_in_path(tx_in_path),
-        .tx_in_psn(tx_in_psn),
-        .tx_in_mask(tx_in_mask),
-        .tx_in_lost_below(tx_in_lost_below),
-        .tx_in_now(tx_in_now),
-        .tx_in_rto(tx_in_rto),
-        .tx_out_valid(tx_out_valid),
-        .tx_out_ready(tx_out_ready),
-        .tx_out(tx_out),
-        .sel_in_valid(sel_in_valid),
-        .sel_in_ready(sel_in_ready),
-        .sel_in_op(sel_in_op),
-        .sel_in_path(sel_in_path),
-        .sel_in_room(sel_in_room),
-        .sel_in_a(sel_in_a),
-        .sel_in_b(sel_in_b),
-        .sel_in_c(sel_in_c),
-        .sel_in_flag(sel_in_flag),
-        .sel_out_valid(sel_out_valid),
-        .sel_out_ready(sel_out_ready),
-        .sel_out(sel_out),
+        `MROCE_CORE_STREAM_PORTS,
         .csr_tap_we(tap_we),
         .csr_tap_addr(tap_addr),
         .csr_tap_wdata(tap_wdata),
@@ -144,43 +60,7 @@ module mroce_ulx3s(clk_25mhz, led, ftdi_rxd);
         .clock(clock),
         .start(go),
         .drop_thresh(DROP16),
-        .rx_in_valid(rx_in_valid),
-        .rx_in_ready(rx_in_ready),
-        .rx_in_op(rx_in_op),
-        .rx_in_path(rx_in_path),
-        .rx_in_psn(rx_in_psn),
-        .rx_in_floor(rx_in_floor),
-        .rx_in_ce(rx_in_ce),
-        .rx_in_ack_req(rx_in_ack_req),
-        .rx_in_commit(rx_in_commit),
-        .rx_out_valid(rx_out_valid),
-        .rx_out_ready(rx_out_ready),
-        .rx_out(rx_out),
-        .tx_in_valid(tx_in_valid),
-        .tx_in_ready(tx_in_ready),
-        .tx_in_op(tx_in_op),
-        .tx_in_path(tx_in_path),
-        .tx_in_psn(tx_in_psn),
-        .tx_in_mask(tx_in_mask),
-        .tx_in_lost_below(tx_in_lost_below),
-        .tx_in_now(tx_in_now),
-        .tx_in_rto(tx_in_rto),
-        .tx_out_valid(tx_out_valid),
-        .tx_out_ready(tx_out_ready),
-        .tx_out(tx_out),
-        .sel_in_valid(sel_in_valid),
-        .sel_in_ready(sel_in_ready),
-        .sel_in_op(sel_in_op),
-        .sel_in_path(sel_in_path),
-        .sel_in_room(sel_in_room),
-        .sel_in_a(sel_in_a),
-        .sel_in_b(sel_in_b),
-        .sel_in_c(sel_in_c),
-        .sel_in_flag(sel_in_flag),
-        .sel_out_valid(sel_out_valid),
-        .sel_out_ready(sel_out_ready),
-        .sel_out(sel_out),
-        .rx_out_sack({rx_out_sack$7, rx_out_sack$6, rx_out_sack$5, rx_out_sack$4, rx_out_sack$3, rx_out_sack$2, rx_out_sack$1, rx_out_sack$0}),
+        `MROCE_BIST_STREAM_PORTS,
         .done(done), .pass(pass), .delivered(delivered), .sent(sent), .retransmits(retransmits),
         .dropped(dropped), .duplicates(duplicates), .data_errors(data_errors), .acks(), .rtos(), .cycles());
 
