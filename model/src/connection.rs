@@ -269,6 +269,9 @@ pub struct Connection {
     pub(crate) last_rx_data: Nanos,
     pub(crate) rate_hint_mbps: u32,
     pub(crate) in_ready: bool,
+    /// The last `poll_transmit` found data and an eligible path, but only on planes whose
+    /// port was busy.
+    pub(crate) port_blocked: bool,
     pub(crate) scheduled: Option<Nanos>,
     noted: Option<Nanos>,
     /// No message was pending since the last completion.
@@ -361,6 +364,7 @@ impl Connection {
             last_rx_data: 0,
             rate_hint_mbps: 0,
             in_ready: false,
+            port_blocked: false,
             scheduled: None,
             noted: None,
             idle: true,
@@ -741,8 +745,10 @@ impl Connection {
         now: Nanos,
         local: &NicAddr,
         buf: &mut [u8],
+        ready_planes: u8,
         ctx: &mut Ctx<'_>,
     ) -> Option<(usize, u8)> {
+        self.port_blocked = false;
         if self.state != ConnState::Established {
             return None;
         }
@@ -767,7 +773,15 @@ impl Connection {
             self.last_progress = now;
             self.idle = false;
         }
-        let path = self.sel.select(self.sb.room_mask())?;
+        // Only paths whose plane's port can take the frame (the driver's back-pressure).
+        let room = self.sb.room_mask();
+        let on_ready = (0..self.paths)
+            .filter(|&p| ready_planes & (1 << (self.sel.path(p).plane % 8)) != 0)
+            .fold(0u32, |m, p| m | 1 << p);
+        let Some(path) = self.sel.select(room & on_ready) else {
+            self.port_blocked = self.sel.eligible_mask(room) != 0;
+            return None;
+        };
         let pi = path as usize;
         let rto = self.rto(pi);
         let Some(psn) = self.sb.send(path, t32(now), rto) else {

@@ -107,6 +107,8 @@ pub struct Endpoint {
     counters: Counters,
     rng: Rng,
     hint_mbps: u32,
+    /// Planes whose port can take a data frame (`Transport::set_ready_planes`).
+    ready_planes: u8,
     hint_at: Nanos,
     /// Component operations of released connections not yet taken (`trace_components`).
     retired_calls: Vec<(ConnId, ComponentCalls)>,
@@ -141,6 +143,7 @@ impl Endpoint {
             counters: Counters::default(),
             rng,
             hint_mbps: cfg.rx_capacity_mbps,
+            ready_planes: u8::MAX,
             hint_at: 0,
             retired_calls: Vec::new(),
         }
@@ -679,16 +682,21 @@ impl Transport for Endpoint {
             }
         }
         let local = self.cfg.addr;
+        let planes = self.ready_planes;
         for _ in 0..self.ready.len() {
             let Some(id) = self.ready.pop_front() else { break };
             let Some((c, mut ctx)) = self.split(id) else { continue };
-            match c.poll_transmit(now, &local, buf, &mut ctx) {
+            match c.poll_transmit(now, &local, buf, planes, &mut ctx) {
                 Some((len, plane)) => {
                     // Round robin: the connection goes to the back of the line.
                     self.ready.push_back(id);
                     self.counters.tx_frames += 1;
                     self.schedule(id, now);
                     return Some(Transmit { len, plane });
+                }
+                None if c.port_blocked => {
+                    // Sendable, but only on planes whose port is busy: it stays in line.
+                    self.ready.push_back(id);
                 }
                 None => {
                     // Nothing sendable now: it re-enters the ready list on ACK, post or timer.
@@ -702,6 +710,10 @@ impl Transport for Endpoint {
 
     fn poll_timeout(&self) -> Option<Nanos> {
         self.timers.peek().map(|Reverse((t, _))| *t)
+    }
+
+    fn set_ready_planes(&mut self, planes: u8) {
+        self.ready_planes = planes;
     }
 
     fn handle_timeout(&mut self, now: Nanos) {

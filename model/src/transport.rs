@@ -208,6 +208,12 @@ pub trait Transport {
     fn handle_frame(&mut self, now: Nanos, plane: u8, frame: &[u8]);
     /// Write the next frame to send into `buf` (which must hold one MTU frame).
     fn poll_transmit(&mut self, now: Nanos, buf: &mut [u8]) -> Option<Transmit>;
+    /// Planes whose port can take a data frame now (bit p = plane p), the driver's port
+    /// back-pressure: until the next call, [`Transport::poll_transmit`] sends data only on
+    /// paths of these planes, as a multi-port NIC's packet engine picks a path whose port has
+    /// room (SPEC.md §8.3). Initially every plane. Transports with one path per connection
+    /// ignore it.
+    fn set_ready_planes(&mut self, _planes: u8) {}
     /// Earliest time at which [`Transport::handle_timeout`] must be called.
     fn poll_timeout(&self) -> Option<Nanos>;
     /// Run timers due at `now`.

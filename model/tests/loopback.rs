@@ -757,3 +757,46 @@ fn streams_are_served_round_robin() {
         "the small message on stream 1 is not stuck behind stream 0"
     );
 }
+
+/// `set_ready_planes`: data goes only to paths on planes whose port can take it; with no plane
+/// ready nothing is sent, yet the connection keeps its turn and resumes as soon as a port frees
+/// up (no ACK or timer needed).
+#[test]
+fn data_goes_only_to_planes_whose_port_is_ready() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    // data frames A sent, by plane (the source address is 10.0.<plane>.1)
+    let seen = Rc::new(RefCell::new([0u64; 2]));
+    let s2 = seen.clone();
+    let inj: Injector = Box::new(move |to_b, f, _| {
+        if to_b && opcode(f) == opcode::MR_WRITE {
+            let plane = f[wire::ETH_LEN + 14] as usize;
+            s2.borrow_mut()[plane.min(1)] += 1;
+        }
+        Fate::Deliver
+    });
+    let mut l = Link::new(41, EndpointConfig::default(), EndpointConfig::default(), inj);
+    let c = l.connect();
+    let (src, dst) = regions(&mut l, 256 << 10, 41);
+    // only plane 1's port is ready
+    l.a.set_ready_planes(0b10);
+    let n = post_writes(&mut l, c, src, dst, 128 << 10, 64 << 10, 1);
+    assert!(l.run_until(l.now + 50_000_000, |l| l.completions_a().len() == n));
+    let [p0, p1] = *seen.borrow();
+    assert_eq!(p0, 0, "data sent on plane 0 while its port was busy");
+    assert!(p1 >= 32, "{p1} data frames on plane 1");
+    // no port ready: nothing goes out, and the connection keeps its turn
+    l.a.set_ready_planes(0);
+    let m = post_writes(&mut l, c, src, dst, 64 << 10, 64 << 10, 1);
+    let mut buf = vec![0u8; 9000];
+    assert!(l.a.poll_transmit(l.now, &mut buf).is_none());
+    let before = seen.borrow()[0] + seen.borrow()[1];
+    l.a.set_ready_planes(u8::MAX);
+    let t =
+        l.a.poll_transmit(l.now, &mut buf)
+            .expect("data as soon as a port is ready");
+    assert_eq!(opcode(&buf[..t.len]), opcode::MR_WRITE);
+    l.a.set_ready_planes(0b01);
+    assert!(l.run_until(l.now + 50_000_000, |l| l.completions_a().len() == n + m));
+    assert!(seen.borrow()[0] > 0 && seen.borrow()[0] + seen.borrow()[1] > before);
+}

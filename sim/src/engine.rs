@@ -7,8 +7,10 @@
 //!   global insertion counter, so a run is a pure function of its configuration and seed.
 //! * **NIC ports.** A NIC has one port per plane it serves. The driver pulls a frame from
 //!   `poll_transmit` only while some port is idle and no port has [`NIC_PORT_QUEUE`] frames
-//!   waiting (the transport, not the driver, picks the plane). A port serialises at the host
-//!   port rate; the frame then propagates to the leaf.
+//!   waiting. The transport, not the driver, picks the plane, among the planes whose port is
+//!   idle or has nothing waiting (`Transport::set_ready_planes` before each pull), as a
+//!   multi-port NIC does. A port serialises at the host port rate; the frame then propagates
+//!   to the leaf.
 //! * **Switch output queues** are FIFO, store and forward, computed analytically: a frame
 //!   entering a queue at `t` finishes serialising at `max(t, busy_until) + len / rate` and
 //!   arrives at the next node one propagation delay later (one event per hop). Occupancy is
@@ -1153,6 +1155,16 @@ impl<'a> Sim<'a> {
         let now_ns = self.now_ns();
         while self.can_pull(n) {
             let id = self.pool.alloc();
+            // Port back-pressure into path choice: data goes to planes whose port is idle or
+            // has nothing waiting (a frame for a busy port would hold up the others).
+            let nic = &mut self.nics[n];
+            let ready = nic
+                .ports
+                .iter()
+                .zip(&nic.port_plane)
+                .filter(|(p, _)| p.cur.is_none() || p.q.is_empty())
+                .fold(0u8, |m, (_, &plane)| m | 1 << (plane % 8));
+            nic.t.set_ready_planes(ready);
             let Some(tx) = self.nics[n].t.poll_transmit(now_ns, &mut self.pool.bufs[id as usize]) else {
                 self.pool.release(id);
                 break;
