@@ -407,14 +407,24 @@ impl Connection {
 
     /// RTO of path `pi` under this connection's bounds.
     fn rto(&self, pi: usize) -> u32 {
-        if !self.rtt[pi].valid {
-            // A path without a sample yet borrows the RTT of a sampled path of the same
-            // connection (same endpoints, similar route) instead of the long initial RTO.
-            if let Some(r) = self.rtt[..self.paths as usize].iter().find(|r| r.valid) {
-                return r.rto_bounded(self.rto_min_ns, self.rto_init_ns);
-            }
-        }
-        self.rtt[pi].rto_bounded(self.rto_min_ns, self.rto_init_ns)
+        let borrowed = if self.rtt[pi].valid { None } else { self.borrowed_rtt() };
+        self.rto_with(pi, borrowed)
+    }
+
+    /// The RTT estimate a path without a sample yet borrows: that of the first sampled path of
+    /// the same connection (same endpoints, similar route), instead of the long initial RTO.
+    fn borrowed_rtt(&self) -> Option<RttEstimator> {
+        self.rtt[..self.paths as usize].iter().find(|r| r.valid).copied()
+    }
+
+    /// [`Self::rto`] given [`Self::borrowed_rtt`], for callers that take the RTO of every path
+    /// at once and look the borrowed estimate up once.
+    fn rto_with(&self, pi: usize, borrowed: Option<RttEstimator>) -> u32 {
+        let r = match borrowed {
+            Some(b) if !self.rtt[pi].valid => b,
+            _ => self.rtt[pi],
+        };
+        r.rto_bounded(self.rto_min_ns, self.rto_init_ns)
     }
 
     /// Set the RTO floor and the RTO used before the first RTT sample (endpoint config).
@@ -1525,6 +1535,8 @@ impl Connection {
     /// Run RTO, probe and delayed-ACK timers. Returns true if the connection may now send.
     pub(crate) fn on_timeout(&mut self, now: Nanos, hint_mbps: u32, ctx: &mut Ctx<'_>) -> bool {
         let mut wake = false;
+        // Nothing below takes an RTT sample: one lookup serves every path.
+        let borrowed = self.borrowed_rtt();
         for p in 0..self.paths {
             let pi = p as usize;
             if self.ack_at[pi].is_some_and(|t| t <= now) {
@@ -1545,7 +1557,7 @@ impl Connection {
             if self.probe_at[pi].is_some_and(|t| t <= now) {
                 wake = true;
             }
-            let rto = self.rto(pi);
+            let rto = self.rto_with(pi, borrowed);
             if let TimerResult::Expired { .. } = self.sb.timer(p, t32(now), rto) {
                 wake = true;
                 self.on_rto(p, now, ctx);

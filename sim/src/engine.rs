@@ -3,8 +3,9 @@
 //! # Model
 //!
 //! * **Clock.** Picoseconds internally (serialisation at any rate is exact to 1 ps);
-//!   transports see nanoseconds. Events sit in a binary heap ordered by `(time, seq)` with a
-//!   global insertion counter, so a run is a pure function of its configuration and seed.
+//!   transports see nanoseconds. Events sit in a queue ([`crate::queue`]) ordered by
+//!   `(time, seq)` with a global insertion counter, so a run is a pure function of its
+//!   configuration and seed.
 //! * **NIC ports.** A NIC has one port per plane it serves. The driver pulls a frame from
 //!   `poll_transmit` only while some port is idle and no port has [`NIC_PORT_QUEUE`] frames
 //!   waiting. The transport, not the driver, picks the plane, among the planes whose port is
@@ -30,7 +31,7 @@
 //!   WRITE, posted when its dependencies are met; its receiver completion (`WriteReceived`,
 //!   in order per connection) marks it received.
 
-use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::PathBuf;
@@ -43,6 +44,7 @@ use serde::Serialize;
 
 use crate::fabric::{ecmp_hash_with, ecmp_pick, FabricConfig, LinkClass, LossScope};
 use crate::pcap::{PcapWriter, TsResolution};
+use crate::queue::{Ev, EventQueue};
 use crate::rng::{derive_seed, fill_pattern, pattern_word, Chance, Rng};
 use crate::workload::{Check, Dep, OnRecv, Workload};
 use crate::{Factory, Kind, TransportParams};
@@ -290,12 +292,6 @@ const ARG_BITS: u32 = 24;
 const KIND_SHIFT: u32 = ARG_BITS;
 const SEQ_SHIFT: u32 = ARG_BITS + 3;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Ev {
-    t: u64,
-    key: u64,
-}
-
 impl Ev {
     #[inline]
     fn kind(&self) -> u64 {
@@ -304,18 +300,6 @@ impl Ev {
     #[inline]
     fn arg(&self) -> u32 {
         (self.key & ((1 << ARG_BITS) - 1)) as u32
-    }
-}
-
-impl PartialOrd for Ev {
-    fn partial_cmp(&self, o: &Self) -> Option<core::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Ev {
-    #[inline]
-    fn cmp(&self, o: &Self) -> core::cmp::Ordering {
-        (o.t, o.key).cmp(&(self.t, self.key))
     }
 }
 
@@ -458,7 +442,7 @@ struct Sim<'a> {
     links: Vec<Link>,
     host_port_ps_per_byte: f64,
     pool: Pool,
-    heap: BinaryHeap<Ev>,
+    heap: EventQueue,
     seq: u64,
     now: u64,
     ctl: Vec<Ctl>,
@@ -730,7 +714,7 @@ impl<'a> Sim<'a> {
                 buf_len: usize::from(cfg.mtu) + FRAME_HEADROOM,
                 live: 0,
             },
-            heap: BinaryHeap::with_capacity(1 << 16),
+            heap: EventQueue::with_capacity(1 << 16),
             seq: 0,
             now: 0,
             ctl: Vec::new(),

@@ -13,6 +13,7 @@
 //! - [`experiments`]: the six experiments of `mroce sim` and their JSON summaries;
 //! - [`output`]: JSON lines, CSV and SVG plots;
 //! - [`pcap`]: classic pcap writer (shared with the `pipe` harness);
+//! - [`queue`]: the event queue;
 //! - [`rng`]: deterministic generators.
 #![warn(missing_docs)]
 
@@ -21,6 +22,7 @@ pub mod experiments;
 pub mod fabric;
 pub mod output;
 pub mod pcap;
+pub mod queue;
 pub mod rng;
 pub mod workload;
 
