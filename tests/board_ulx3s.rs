@@ -25,6 +25,7 @@ fn ulx3s_top_passes_its_self_test_and_says_so_on_the_uart() {
         }
         Err(e) => panic!("{e}"),
     };
+    eprintln!("UART: {}", r.uart_line);
     assert!(r.uart_line.starts_with("MROCE BIST PASS dlv=00001000 "), "{r:#?}");
     assert!(r.uart_line.ends_with("err=00000000"), "{r:#?}");
     // heartbeat seen, done, passed; no fail, trap or bus error

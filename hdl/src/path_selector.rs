@@ -2,10 +2,16 @@
 //!
 //! Per-path state is in flip-flops (every path's eligibility is evaluated on every `select`).
 //! One operation per clock (II = 1), latency [`SEL_LATENCY`] to `out_valid`. The operation is
-//! decoded at the input (one-hot path, operation flags, input-only sums), then every path
-//! computes its own next state in parallel from its own registers: no multiplexer through
-//! the path index sits in front of the arithmetic, and the decrease is a shift by a per-path
-//! register that tracks alpha (`mroce_model::path_selector::decrease_shift`).
+//! decoded at the input (one-hot path, operation flags, input-only sums); in the next clock
+//! the addressed path's row (window, inflight, alpha, AIMD counters, health) is read from the
+//! registers into `rr`, with the operation then in the compute stage forwarded (its
+//! written-back row, SELECT's charge, INIT); in the third, one datapath computes that row's
+//! next state from `rr`. Only the addressed path changes, so the window arithmetic exists
+//! once, not per path, and no multiplexer on the path index sits in front of it. The read
+//! works on registered operations only: read from the input pins, Verilator evaluates the
+//! forwarding cone in its input region on every evaluation (4x the code there; slower than a
+//! datapath per path). The decrease is a shift by a per-path register that tracks alpha
+//! (`mroce_model::path_selector::decrease_shift`).
 //!
 //! # Operations (`in_op`), fields `in_path`, `in_a`, `in_b`, `in_flag`, `in_room`
 //! - [`SEL_OP_SELECT`]: `select(in_room)`: `ok` (a path was chosen), `path`;
@@ -27,7 +33,7 @@ use mroce_model::params::{
 use rust_hdl::prelude::*;
 
 /// Clocks from acceptance to the output record.
-pub const SEL_LATENCY: usize = 5;
+pub const SEL_LATENCY: usize = 6;
 /// Output FIFO depth.
 pub const SEL_FIFO_DEPTH: usize = 16;
 pub const SEL_OP_SELECT: u64 = 0;
@@ -62,6 +68,8 @@ pub struct SelOp {
     pub path: Bits<4>,
     /// One-hot `path` (zero when not valid).
     pub hit: Bits<16>,
+    /// The paths below `path` (hit - 1; zero when not valid).
+    pub low: Bits<16>,
     pub room: Bits<16>,
     pub a: Bits<16>,
     pub b: Bits<16>,
@@ -110,6 +118,19 @@ pub struct Wide18 {
 pub struct Wide34 {
     pub lo: Bits<32>,
     pub hi: Bits<2>,
+}
+
+/// The state of one path that an addressed operation reads: the operand of the single per-op
+/// datapath, multiplexed out of the per-path registers by the operation's path.
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct PathRow {
+    pub cwnd: Bits<16>,
+    pub inflight: Bits<16>,
+    pub alpha: Bits<16>,
+    pub ash: Bits<4>,
+    pub ai_acc: Bits<32>,
+    pub cwr_left: Bits<16>,
+    pub health: Bits<2>,
 }
 
 /// One output record.
@@ -165,6 +186,16 @@ pub struct PathSelectorHw {
     q2s: [DFF<Bits<16>>; 4],
     q2c: [DFF<Bits<16>>; 4],
     pr: DFF<SelOp>,
+    /// The operation in the compute stage (the one in `pr` a clock ago, its row then read).
+    po: DFF<SelOp>,
+    /// The addressed path's row as the operation in `po` will find it (read from `pr` with
+    /// the operation ahead of it forwarded), the operand of the single per-op datapath.
+    rr: DFF<PathRow>,
+    /// `rr.inflight + 1` (saturating at the top) and whether the SELECT ahead of the operation
+    /// in `pr` charged its path: the charge is applied in the next clock, so the late select
+    /// outcome feeds one flip-flop, not the row multiplexer
+    rr_inc: DFF<Bits<16>>,
+    sfw: DFF<Bit>,
     health: [DFF<Bits<2>>; 16],
     plane: [DFF<Bits<3>>; 16],
     entropy: [DFF<Bits<16>>; 16],
@@ -255,35 +286,78 @@ pub struct PathSelectorHw {
     ia32: Signal<Local, Bits<32>>,
     // locals: selection
     o: Signal<Local, SelOp>,
+    /// The operation in the read stage (`pr`).
+    o1: Signal<Local, SelOp>,
     pu: Signal<Local, Bits<8>>,
     elig_h: Signal<Local, Bits<16>>,
     elig: Signal<Local, Bits<16>>,
     wlt: [Signal<Local, Bit>; 16],
     cwl: [Signal<Local, Bits<16>>; 16],
-    idel: [Signal<Local, Bits<16>>; 16],
-    izero: [Signal<Local, Bit>; 16],
     lim_ok: Signal<Local, Bit>,
     ab: Signal<Local, Bits<16>>,
     hm: Signal<Local, Bits<16>>,
     oh: Signal<Local, Bits<16>>,
     sel_idx: Signal<Local, Bits<4>>,
     found: Signal<Local, Bit>,
-    // locals: per path
-    ge: [Signal<Local, Bit>; 16],
-    at: [Signal<Local, Bits<16>>; 16],
-    ash4: [Signal<Local, Bits<16>>; 16],
-    anew: [Signal<Local, Bits<16>>; 16],
-    nash: [Signal<Local, Bits<4>>; 16],
-    cut: [Signal<Local, Bits<16>>; 16],
-    cwc: [Signal<Local, Bits<16>>; 16],
-    cwr0: [Signal<Local, Bit>; 16],
-    cwrs: [Signal<Local, Bits<16>>; 16],
+    // locals: the addressed path's row (a multiplexer tree on the path index) and the one
+    // datapath that computes its next state
+    rw: Signal<Local, PathRow>,
+    rmx: Signal<Local, PathRow>,
+    t8_cw: [Signal<Local, Bits<16>>; 8],
+    t4_cw: [Signal<Local, Bits<16>>; 4],
+    t2_cw: [Signal<Local, Bits<16>>; 2],
+    t8_in: [Signal<Local, Bits<16>>; 8],
+    t4_in: [Signal<Local, Bits<16>>; 4],
+    t2_in: [Signal<Local, Bits<16>>; 2],
+    t8_al: [Signal<Local, Bits<16>>; 8],
+    t4_al: [Signal<Local, Bits<16>>; 4],
+    t2_al: [Signal<Local, Bits<16>>; 2],
+    t8_sh: [Signal<Local, Bits<4>>; 8],
+    t4_sh: [Signal<Local, Bits<4>>; 4],
+    t2_sh: [Signal<Local, Bits<4>>; 2],
+    t8_ai: [Signal<Local, Bits<32>>; 8],
+    t4_ai: [Signal<Local, Bits<32>>; 4],
+    t2_ai: [Signal<Local, Bits<32>>; 2],
+    t8_cr: [Signal<Local, Bits<16>>; 8],
+    t4_cr: [Signal<Local, Bits<16>>; 4],
+    t2_cr: [Signal<Local, Bits<16>>; 2],
+    t8_h: [Signal<Local, Bits<2>>; 8],
+    t4_h: [Signal<Local, Bits<2>>; 4],
+    t2_h: [Signal<Local, Bits<2>>; 2],
+    m_cw: Signal<Local, Bits<16>>,
+    m_in: Signal<Local, Bits<16>>,
+    m_al: Signal<Local, Bits<16>>,
+    m_sh: Signal<Local, Bits<4>>,
+    m_ai: Signal<Local, Bits<32>>,
+    m_cr: Signal<Local, Bits<16>>,
+    m_h: Signal<Local, Bits<2>>,
+    nrw: Signal<Local, PathRow>,
+    irow: Signal<Local, PathRow>,
+    rinc: Signal<Local, Bits<16>>,
+    s_hi: Signal<Local, Bit>,
+    s_lo: Signal<Local, Bit>,
+    s_hit: Signal<Local, Bit>,
+    wb: Signal<Local, Bit>,
+    ge: Signal<Local, Bit>,
+    at: Signal<Local, Bits<16>>,
+    ash4: Signal<Local, Bits<16>>,
+    anew: Signal<Local, Bits<16>>,
+    nash: Signal<Local, Bits<4>>,
+    cut: Signal<Local, Bits<16>>,
+    cwc: Signal<Local, Bits<16>>,
+    cwr0: Signal<Local, Bit>,
+    cwrs: Signal<Local, Bits<16>>,
+    cwrn: Signal<Local, Bits<16>>,
     xc: Signal<Local, Wide32>,
-    cw32: [Signal<Local, Bits<32>>; 16],
-    ais: [Signal<Local, Bits<32>>; 16],
-    aige: [Signal<Local, Bit>; 16],
-    aim: [Signal<Local, Bits<32>>; 16],
-    cwi: [Signal<Local, Bits<16>>; 16],
+    cw32: Signal<Local, Bits<32>>,
+    ais: Signal<Local, Bits<32>>,
+    aige: Signal<Local, Bit>,
+    aim: Signal<Local, Bits<32>>,
+    cwi: Signal<Local, Bits<16>>,
+    cgt: Signal<Local, Bit>,
+    idel: Signal<Local, Bits<16>>,
+    izero: Signal<Local, Bit>,
+    inew: Signal<Local, Bits<16>>,
     n_h: [Signal<Local, Bits<2>>; 16],
     n_ent: [Signal<Local, Bits<16>>; 16],
     n_pl: [Signal<Local, Bits<3>>; 16],
@@ -293,34 +367,25 @@ pub struct PathSelectorHw {
     mp: [Signal<Local, Bits<3>>; 16],
     mh: [Signal<Local, Bits<2>>; 16],
     ma: [Signal<Local, Bits<16>>; 16],
-    im8: [Signal<Local, Bits<16>>; 8],
-    im4: [Signal<Local, Bits<16>>; 4],
-    im2: [Signal<Local, Bits<16>>; 2],
-    bg8: [Signal<Local, Bit>; 8],
-    bg4: [Signal<Local, Bit>; 4],
-    bg2: [Signal<Local, Bit>; 2],
-    sh1: [Signal<Local, Bits<16>>; 16],
-    cwm: [Signal<Local, Bits<16>>; 16],
-    w34: Signal<Local, Wide34>,
-    w34c: Signal<Local, Wide34>,
-    w34a: Signal<Local, Wide34>,
-    a34: Signal<Local, Bits<34>>,
-    x34: [Signal<Local, Bits<34>>; 16],
-    c34: [Signal<Local, Bits<34>>; 16],
-    s34: [Signal<Local, Bits<34>>; 16],
-    y34: [Signal<Local, Bits<34>>; 16],
-    neg_h: Signal<Local, Bits<16>>,
-    neg_l: Signal<Local, Bits<16>>,
-    oh_hi: Signal<Local, Bits<16>>,
-    oh_lo: Signal<Local, Bits<16>>,
     ge4: [Signal<Local, Bits<16>>; 4],
     gp4: [Signal<Local, Bits<3>>; 4],
     gh4: [Signal<Local, Bits<2>>; 4],
     ga4: [Signal<Local, Bits<16>>; 4],
+    sh1: Signal<Local, Bits<16>>,
+    cwm: Signal<Local, Bits<16>>,
+    w34: Signal<Local, Wide34>,
+    w34c: Signal<Local, Wide34>,
+    w34a: Signal<Local, Wide34>,
+    a34: Signal<Local, Bits<34>>,
+    x34: Signal<Local, Bits<34>>,
+    c34: Signal<Local, Bits<34>>,
+    s34: Signal<Local, Bits<34>>,
+    y34: Signal<Local, Bits<34>>,
+    neg_h: Signal<Local, Bits<16>>,
+    neg_l: Signal<Local, Bits<16>>,
+    oh_hi: Signal<Local, Bits<16>>,
+    oh_lo: Signal<Local, Bits<16>>,
     // locals: connection-wide
-    c0m: Signal<Local, Bits<16>>,
-    big: Signal<Local, Bit>,
-    cwr0p: Signal<Local, Bit>,
     infp: Signal<Local, Bits<16>>,
     w18: [Signal<Local, Wide18>; 5],
     v18: [Signal<Local, Bits<18>>; 5],
@@ -422,14 +487,16 @@ impl Default for PathSelectorHw {
         }
         d!(
             clock, in_valid, in_ready, in_op, in_path, in_room, in_a, in_b, in_c, in_flag, out_valid, out_ready, out,
-            fifo, q1r, q2r, q3r, q3sum, q3up, q1a, q2s, q2c, pr, health, plane, entropy, cwnd, inflight, alpha, ash,
-            ai_acc, cwr_left, pending, pend_ent, eh, above, planes_up, nlimit, total, probes, wp, rp, cnt, occ, rdy,
-            accept, pop, ial, xa, ia32, o, pu, elig_h, elig, lim_ok, ab, hm, oh, sel_idx, found, ge, at, ash4, anew,
-            nash, cut, cwc, cwr0, cwrs, xc, cw32, ais, aige, aim, cwi, n_h, n_ent, n_pl, n_pend, n_pu, me, mp, mh, ma,
-            ge4, gp4, gh4, ga4, c0m, big, cwr0p, infp, w18, v18, s_pc, s_pa, s_pi, s_ca, s_ci, s_ti, csx, csy, csz, r3,
-            cp, n_total, n_probes, reroute, rec, rec2, lim1, pm, npl, member, mem1, am, bm, sum, up, aup, xs, sum2,
-            frec, im8, im4, im2, bg8, bg4, bg2, sh1, cwm, w34, w34c, w34a, a34, x34, c34, s34, y34, wlt, lek, res,
-            pres, tcr, pcr, ipm, inpl, cwl, idel, izero, neg_h, neg_l, oh_hi, oh_lo
+            fifo, q1r, q2r, q3r, q3sum, q3up, q1a, q2s, q2c, pr, po, health, plane, entropy, cwnd, inflight, alpha,
+            ash, ai_acc, cwr_left, pending, pend_ent, eh, above, planes_up, nlimit, total, probes, wp, rp, cnt, occ,
+            rdy, accept, pop, ial, xa, ia32, o, o1, pu, elig_h, elig, lim_ok, ab, hm, oh, sel_idx, found, ge, at, ash4,
+            anew, nash, cut, cwc, cwr0, cwrs, xc, cw32, ais, aige, aim, cwi, n_h, n_ent, n_pl, n_pend, n_pu, infp, w18,
+            v18, s_pc, s_pa, s_pi, s_ca, s_ci, s_ti, csx, csy, csz, r3, cp, n_total, n_probes, reroute, rec, rec2,
+            lim1, pm, npl, member, mem1, am, bm, sum, up, aup, xs, sum2, frec, rr, rr_inc, sfw, s_hi, s_lo, s_hit, rmx,
+            nrw, irow, rinc, wb, m_cw, m_in, m_al, m_sh, m_ai, m_cr, m_h, t8_cw, t4_cw, t2_cw, t8_in, t4_in, t2_in,
+            t8_al, t4_al, t2_al, t8_sh, t4_sh, t2_sh, t8_ai, t4_ai, t2_ai, t8_cr, t4_cr, t2_cr, t8_h, t4_h, t2_h, rw,
+            cwrn, cgt, inew, sh1, cwm, w34, w34c, w34a, a34, x34, c34, s34, y34, wlt, lek, res, pres, tcr, pcr, ipm,
+            inpl, cwl, idel, izero, neg_h, neg_l, oh_hi, oh_lo, me, mp, mh, ma, ge4, gp4, gh4, ga4
         )
     }
 }
@@ -438,7 +505,8 @@ impl Logic for PathSelectorHw {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, q1r, q2r, q3r, q3sum, q3up, pr, above, planes_up, nlimit, total, probes, wp, rp, cnt, occ
+            self, clock, q1r, q2r, q3r, q3sum, q3up, pr, po, rr, rr_inc, sfw, above, planes_up, nlimit, total, probes,
+            wp, rp, cnt, occ
         );
         self.fifo.clock.next = self.clock.val();
         for i in 0..16 {
@@ -484,8 +552,10 @@ impl Logic for PathSelectorHw {
         self.pr.d.next.c = self.in_c.val();
         self.pr.d.next.flag = self.in_flag.val();
         self.pr.d.next.hit = self.z16.val();
+        self.pr.d.next.low = self.z16.val();
         if self.accept.val() {
             self.pr.d.next.hit = self.one16.val() << self.in_path.val();
+            self.pr.d.next.low = (self.one16.val() << self.in_path.val()) - self.one16.val();
         }
         self.ial.next = self.in_a.val() + self.in_b.val();
         if self.ial.val() < self.in_a.val() {
@@ -531,7 +601,9 @@ impl Logic for PathSelectorHw {
         self.pr.d.next.is_probe = self.accept.val() && (self.in_op.val() == self.op_probe.val());
 
         // ---------------- the operation: selection ----------------
-        self.o.next = self.pr.q.val();
+        self.po.d.next = self.pr.q.val();
+        self.o.next = self.po.q.val();
+        self.o1.next = self.pr.q.val();
         self.pu.next = self.planes_up.q.val();
         // eligible_health (Up or Suspect, not draining for a re-roll, plane up) and window_open
         self.elig_h.next = self.z16.val();
@@ -576,137 +648,187 @@ impl Logic for PathSelectorHw {
             self.oh.next = self.z16.val();
         }
 
-        // ---------------- the operation: every path's next state, in parallel ----------------
+        // ---------------- the operation: the addressed path's next state ----------------
+        // Only the addressed path changes (SELECT's charge and INIT aside, handled per path
+        // below), so one datapath computes its next row from `rr`, the row read a clock ahead:
+        // sixteen copies of the window arithmetic cost ~4 k LUTs and most of the simulated time
+        // for no throughput, and reading the row a clock early keeps the multiplexer on the path
+        // index out of the arithmetic's clock.
+        self.rw.next = self.rr.q.val();
+        if self.sfw.q.val() {
+            self.rw.next.inflight = self.rr_inc.q.val();
+        }
+        self.infp.next = self.rw.val().inflight;
         self.w34a.next.lo = self.o.val().a8;
         self.w34a.next.hi = self.z2.val();
         self.a34.next = self.w34a.val().into();
-        self.c0m.next = self.z16.val();
-        for i in 0..16 {
-            // credit: done = min(acked + lost, inflight)
-            self.ge[i].next = self.o.val().al >= self.inflight[i].q.val();
-            // alpha <- alpha - alpha / 16 + (ce ? 64 : 0), at most 1024; its decrease shift
-            // (no clamp needed: alpha <= 1024 holds by induction, 1024 - 64 + 64 = 1024, and as a
-            // carry-save sum alpha + ~(alpha >> 4) + (ce ? 64 : 0) + 1 it is one carry chain)
-            self.at[i].next = self.o.val().g1;
-            self.ash4[i].next = !(self.alpha[i].q.val() >> self.k4[4].val());
-            self.anew[i].next = (self.alpha[i].q.val() ^ (self.ash4[i].val() ^ self.at[i].val()))
-                + ((((self.alpha[i].q.val() & self.ash4[i].val())
-                    | ((self.alpha[i].q.val() & self.at[i].val()) | (self.ash4[i].val() & self.at[i].val())))
-                    << self.one16.val())
-                    | self.one16.val());
-            self.nash[i].next = self.c_ash0.val();
-            for k in 1..11 {
-                if self.anew[i].val().get_bit(k) {
-                    self.nash[i].next = self.k4[11 - k].val();
+        // credit: done = min(acked + lost, inflight)
+        self.ge.next = self.o.val().al >= self.rw.val().inflight;
+        // alpha <- alpha - alpha / 16 + (ce ? 64 : 0), at most 1024; its decrease shift
+        // (no clamp needed: alpha <= 1024 holds by induction, 1024 - 64 + 64 = 1024, and as a
+        // carry-save sum alpha + ~(alpha >> 4) + (ce ? 64 : 0) + 1 it is one carry chain)
+        self.at.next = self.o.val().g1;
+        self.ash4.next = !(self.rw.val().alpha >> self.k4[4].val());
+        self.anew.next = (self.rw.val().alpha ^ (self.ash4.val() ^ self.at.val()))
+            + ((((self.rw.val().alpha & self.ash4.val())
+                | ((self.rw.val().alpha & self.at.val()) | (self.ash4.val() & self.at.val())))
+                << self.one16.val())
+                | self.one16.val());
+        self.nash.next = self.c_ash0.val();
+        for k in 1..11 {
+            if self.anew.val().get_bit(k) {
+                self.nash.next = self.k4[11 - k].val();
+            }
+        }
+        // decrease by the alpha before this credit: cwnd - (cwnd >> shift), at least one packet;
+        // the shift as two 4:1 multiplexer levels, the floor test (cwnd - cut < 256, i.e.
+        // cwnd < 256 or cwnd - 256 < cut) as a compare beside the subtraction
+        self.sh1.next = self.rw.val().cwnd;
+        if self.rw.val().ash.get_bits::<2>(0) == self.k2[0].val() {
+            self.sh1.next = self.rw.val().cwnd >> self.k4[1].val();
+        }
+        if self.rw.val().ash.get_bits::<2>(0) == self.k2[1].val() {
+            self.sh1.next = self.rw.val().cwnd >> self.k4[2].val();
+        }
+        if self.rw.val().ash.get_bits::<2>(0) == self.k2[2].val() {
+            self.sh1.next = self.rw.val().cwnd >> self.k4[3].val();
+        }
+        self.cut.next = self.sh1.val();
+        if self.rw.val().ash.get_bits::<2>(2) == self.k2[0].val() {
+            self.cut.next = self.sh1.val() >> self.k4[4].val();
+        }
+        if self.rw.val().ash.get_bits::<2>(2) == self.k2[1].val() {
+            self.cut.next = self.sh1.val() >> self.k4[8].val();
+        }
+        if self.rw.val().ash.get_bits::<2>(2) == self.k2[2].val() {
+            self.cut.next = self.sh1.val() >> self.c12.val();
+        }
+        self.cwm.next = self.rw.val().cwnd - self.c_min.val();
+        self.cwc.next = self.rw.val().cwnd - self.cut.val();
+        if !self.rw.val().cwnd.get_bits::<8>(8).any() || (self.cwm.val() < self.cut.val()) {
+            self.cwc.next = self.c_min.val();
+        }
+        self.cwr0.next = self.o.val().a >= self.rw.val().cwr_left;
+        self.cwrs.next = self.rw.val().cwr_left - self.o.val().a;
+        self.cwrn.next = (self.rw.val().cwnd >> self.c8.val()) + self.one16.val();
+        // additive increase
+        self.xc.next.lo = self.rw.val().cwnd;
+        self.xc.next.hi = self.z16.val();
+        self.cw32.next = self.xc.val().into();
+        // s = ai_acc + a8 (33 bits, wrapped to 32 as in the model) and y = ai_acc + a8 - cwnd
+        // (34-bit signed, a carry-save layer and one chain) in parallel: ais >= cwnd is y >= 0
+        // without the wrap, y >= 2^32 with it; ais - cwnd is y mod 2^32
+        self.w34.next.lo = self.rw.val().ai_acc;
+        self.w34.next.hi = self.z2.val();
+        self.x34.next = self.w34.val().into();
+        self.w34c.next.lo = self.cw32.val();
+        self.w34c.next.hi = self.z2.val();
+        self.c34.next = self.w34c.val().into();
+        self.s34.next = self.x34.val() + self.a34.val();
+        self.y34.next = (self.x34.val() ^ (self.a34.val() ^ !self.c34.val()))
+            + ((((self.x34.val() & self.a34.val())
+                | ((self.x34.val() & !self.c34.val()) | (self.a34.val() & !self.c34.val())))
+                << self.one34.val())
+                | self.one34.val());
+        self.ais.next = self.s34.val().get_bits::<32>(0);
+        self.aim.next = self.y34.val().get_bits::<32>(0);
+        self.aige.next = !self.y34.val().get_bit(33);
+        if self.s34.val().get_bit(32) {
+            self.aige.next = !self.y34.val().get_bit(33) && self.y34.val().get_bit(32);
+        }
+        self.cwi.next = self.rw.val().cwnd + self.c_one.val();
+        if self.rw.val().cwnd > self.c_max_less1.val() {
+            self.cwi.next = self.c_max.val();
+        }
+        // SET_HEALTH to Down or Suspect caps the window at the initial one
+        self.cgt.next = self.rw.val().cwnd > self.c_init.val();
+        // the addressed path's inflight: inflight + delta (-(acked + lost), +1 or 0, one carry
+        // chain) or zero (done >= inflight, clear)
+        self.idel.next = self.z16.val();
+        self.izero.next = false;
+        if self.o.val().is_credit {
+            self.idel.next = self.o.val().nal;
+            if self.ge.val() {
+                self.izero.next = true;
+            }
+        }
+        if (self.o.val().is_charge || self.o.val().is_probe) && !self.rw.val().inflight.all() {
+            self.idel.next = self.one16.val();
+        }
+        if self.o.val().is_clear {
+            self.izero.next = true;
+        }
+        self.inew.next = self.rw.val().inflight + self.idel.val();
+        if self.izero.val() {
+            self.inew.next = self.z16.val();
+        }
+        // the addressed path's next row
+        self.nrw.next = self.rw.val();
+        self.nrw.next.inflight = self.inew.val();
+        if self.o.val().is_credit && self.o.val().a_nz {
+            if self.rw.val().health == self.h_suspect.val() {
+                self.nrw.next.health = self.h_up.val();
+            }
+            self.nrw.next.alpha = self.anew.val();
+            self.nrw.next.ash = self.nash.val();
+            self.nrw.next.cwr_left = self.cwrs.val();
+            if self.cwr0.val() {
+                self.nrw.next.cwr_left = self.z16.val();
+            }
+            if self.o.val().flag {
+                if self.cwr0.val() {
+                    self.nrw.next.cwr_left = self.cwrn.val();
+                    self.nrw.next.ai_acc = self.z32.val();
+                    self.nrw.next.cwnd = self.cwc.val();
+                }
+            } else {
+                self.nrw.next.ai_acc = self.ais.val();
+                if self.aige.val() {
+                    self.nrw.next.ai_acc = self.aim.val();
+                    self.nrw.next.cwnd = self.cwi.val();
                 }
             }
-            // decrease by the alpha before this credit: cwnd - (cwnd >> shift), at least one packet;
-            // the shift as two 4:1 multiplexer levels, the floor test (cwnd - cut < 256, i.e.
-            // cwnd < 256 or cwnd - 256 < cut) as a compare beside the subtraction
-            self.sh1[i].next = self.cwnd[i].q.val();
-            if self.ash[i].q.val().get_bits::<2>(0) == self.k2[0].val() {
-                self.sh1[i].next = self.cwnd[i].q.val() >> self.k4[1].val();
+        }
+        if self.o.val().is_health {
+            self.nrw.next.health = self.o.val().a.get_bits::<2>(0);
+            if ((self.o.val().a.get_bits::<2>(0) == self.h_down.val())
+                || (self.o.val().a.get_bits::<2>(0) == self.h_suspect.val()))
+                && self.cgt.val()
+            {
+                self.nrw.next.cwnd = self.c_init.val();
             }
-            if self.ash[i].q.val().get_bits::<2>(0) == self.k2[1].val() {
-                self.sh1[i].next = self.cwnd[i].q.val() >> self.k4[2].val();
-            }
-            if self.ash[i].q.val().get_bits::<2>(0) == self.k2[2].val() {
-                self.sh1[i].next = self.cwnd[i].q.val() >> self.k4[3].val();
-            }
-            self.cut[i].next = self.sh1[i].val();
-            if self.ash[i].q.val().get_bits::<2>(2) == self.k2[0].val() {
-                self.cut[i].next = self.sh1[i].val() >> self.k4[4].val();
-            }
-            if self.ash[i].q.val().get_bits::<2>(2) == self.k2[1].val() {
-                self.cut[i].next = self.sh1[i].val() >> self.k4[8].val();
-            }
-            if self.ash[i].q.val().get_bits::<2>(2) == self.k2[2].val() {
-                self.cut[i].next = self.sh1[i].val() >> self.c12.val();
-            }
-            self.cwm[i].next = self.cwnd[i].q.val() - self.c_min.val();
-            self.cwc[i].next = self.cwnd[i].q.val() - self.cut[i].val();
-            if !self.cwnd[i].q.val().get_bits::<8>(8).any() || (self.cwm[i].val() < self.cut[i].val()) {
-                self.cwc[i].next = self.c_min.val();
-            }
-            self.cwr0[i].next = self.o.val().a >= self.cwr_left[i].q.val();
-            self.cwrs[i].next = self.cwr_left[i].q.val() - self.o.val().a;
-            // additive increase
-            self.xc.next.lo = self.cwnd[i].q.val();
-            self.xc.next.hi = self.z16.val();
-            self.cw32[i].next = self.xc.val().into();
-            // s = ai_acc + a8 (33 bits, wrapped to 32 as in the model) and y = ai_acc + a8 - cwnd
-            // (34-bit signed, a carry-save layer and one chain) in parallel: ais >= cwnd is y >= 0
-            // without the wrap, y >= 2^32 with it; ais - cwnd is y mod 2^32
-            self.w34.next.lo = self.ai_acc[i].q.val();
-            self.w34.next.hi = self.z2.val();
-            self.x34[i].next = self.w34.val().into();
-            self.w34c.next.lo = self.cw32[i].val();
-            self.w34c.next.hi = self.z2.val();
-            self.c34[i].next = self.w34c.val().into();
-            self.s34[i].next = self.x34[i].val() + self.a34.val();
-            self.y34[i].next = (self.x34[i].val() ^ (self.a34.val() ^ !self.c34[i].val()))
-                + ((((self.x34[i].val() & self.a34.val())
-                    | ((self.x34[i].val() & !self.c34[i].val()) | (self.a34.val() & !self.c34[i].val())))
-                    << self.one34.val())
-                    | self.one34.val());
-            self.ais[i].next = self.s34[i].val().get_bits::<32>(0);
-            self.aim[i].next = self.y34[i].val().get_bits::<32>(0);
-            self.aige[i].next = !self.y34[i].val().get_bit(33);
-            if self.s34[i].val().get_bit(32) {
-                self.aige[i].next = !self.y34[i].val().get_bit(33) && self.y34[i].val().get_bit(32);
-            }
-            self.cwi[i].next = self.cwnd[i].q.val() + self.c_one.val();
-            if self.cwnd[i].q.val() > self.c_max_less1.val() {
-                self.cwi[i].next = self.c_max.val();
-            }
-            if self.cwr0[i].val() {
-                self.c0m.next = self.c0m.val() | self.oh16[i].val();
-            }
+        }
+        if self.o.val().is_rreroll {
+            self.nrw.next.alpha = self.z16.val();
+            self.nrw.next.ash = self.c_ash0.val();
+            self.nrw.next.cwr_left = self.z16.val();
+        }
+        // the operations that write the addressed path's row back
+        self.wb.next = self.o.val().is_credit
+            || self.o.val().is_charge
+            || self.o.val().is_probe
+            || self.o.val().is_clear
+            || self.o.val().is_health
+            || self.o.val().is_rreroll;
+        for i in 0..16 {
             // next state of this path
             self.n_h[i].next = self.health[i].q.val();
             self.n_ent[i].next = self.entropy[i].q.val();
             self.n_pl[i].next = self.plane[i].q.val();
             self.n_pend[i].next = self.pending[i].q.val();
             if self.o.val().hit.get_bit(i) {
-                if self.o.val().is_credit {
-                    if self.ge[i].val() {
-                        if self.pending[i].q.val() {
-                            self.n_ent[i].next = self.pend_ent[i].q.val();
-                            self.n_pend[i].next = false;
-                        }
-                    }
-                    if self.o.val().a_nz {
-                        if self.health[i].q.val() == self.h_suspect.val() {
-                            self.n_h[i].next = self.h_up.val();
-                        }
-                        self.alpha[i].d.next = self.anew[i].val();
-                        self.ash[i].d.next = self.nash[i].val();
-                        self.cwr_left[i].d.next = self.cwrs[i].val();
-                        if self.cwr0[i].val() {
-                            self.cwr_left[i].d.next = self.z16.val();
-                        }
-                        if self.o.val().flag {
-                            if self.cwr0[i].val() {
-                                self.cwr_left[i].d.next = (self.cwnd[i].q.val() >> self.c8.val()) + self.one16.val();
-                                self.ai_acc[i].d.next = self.z32.val();
-                            }
-                        } else {
-                            self.ai_acc[i].d.next = self.ais[i].val();
-                            if self.aige[i].val() {
-                                self.ai_acc[i].d.next = self.aim[i].val();
-                                self.cwnd[i].d.next = self.cwi[i].val();
-                            }
-                        }
-                    }
+                if self.wb.val() {
+                    self.cwnd[i].d.next = self.nrw.val().cwnd;
+                    self.inflight[i].d.next = self.nrw.val().inflight;
+                    self.alpha[i].d.next = self.nrw.val().alpha;
+                    self.ash[i].d.next = self.nrw.val().ash;
+                    self.ai_acc[i].d.next = self.nrw.val().ai_acc;
+                    self.cwr_left[i].d.next = self.nrw.val().cwr_left;
+                    self.n_h[i].next = self.nrw.val().health;
                 }
-                if self.o.val().is_health {
-                    self.n_h[i].next = self.o.val().a.get_bits::<2>(0);
-                    if ((self.o.val().a.get_bits::<2>(0) == self.h_down.val())
-                        || (self.o.val().a.get_bits::<2>(0) == self.h_suspect.val()))
-                        && (self.cwnd[i].q.val() > self.c_init.val())
-                    {
-                        self.cwnd[i].d.next = self.c_init.val();
-                    }
+                if self.o.val().is_credit && self.ge.val() && self.pending[i].q.val() {
+                    self.n_ent[i].next = self.pend_ent[i].q.val();
+                    self.n_pend[i].next = false;
                 }
                 if self.o.val().is_clear {
                     if self.pending[i].q.val() {
@@ -716,9 +838,6 @@ impl Logic for PathSelectorHw {
                 }
                 if self.o.val().is_rreroll {
                     self.pend_ent[i].d.next = self.o.val().ent;
-                    self.alpha[i].d.next = self.z16.val();
-                    self.ash[i].d.next = self.c_ash0.val();
-                    self.cwr_left[i].d.next = self.z16.val();
                     if self.inflight[i].q.val().any() {
                         self.n_pend[i].next = true;
                     } else {
@@ -733,41 +852,9 @@ impl Logic for PathSelectorHw {
                 }
             }
         }
-        // the addressed path's inflight and its done test: binary multiplexer trees on the path
-        for j in 0..8 {
-            self.im8[j].next = self.inflight[2 * j].q.val();
-            self.bg8[j].next = self.ge[2 * j].val();
-            if self.o.val().path.get_bit(0) {
-                self.im8[j].next = self.inflight[2 * j + 1].q.val();
-                self.bg8[j].next = self.ge[2 * j + 1].val();
-            }
-        }
-        for j in 0..4 {
-            self.im4[j].next = self.im8[2 * j].val();
-            self.bg4[j].next = self.bg8[2 * j].val();
-            if self.o.val().path.get_bit(1) {
-                self.im4[j].next = self.im8[2 * j + 1].val();
-                self.bg4[j].next = self.bg8[2 * j + 1].val();
-            }
-        }
-        for j in 0..2 {
-            self.im2[j].next = self.im4[2 * j].val();
-            self.bg2[j].next = self.bg4[2 * j].val();
-            if self.o.val().path.get_bit(2) {
-                self.im2[j].next = self.im4[2 * j + 1].val();
-                self.bg2[j].next = self.bg4[2 * j + 1].val();
-            }
-        }
-        self.infp.next = self.im2[0].val();
-        self.big.next = self.bg2[0].val();
-        if self.o.val().path.get_bit(3) {
-            self.infp.next = self.im2[1].val();
-            self.big.next = self.bg2[1].val();
-        }
-        self.cwr0p.next = (self.c0m.val() & self.o.val().hit).any();
 
         // ---------------- connection-wide counters ----------------
-        // credit: done = min(acked + lost, inflight) (`big`: the path's inflight is the smaller),
+        // credit: done = min(acked + lost, inflight) (`ge`: the path's inflight is the smaller),
         // m = min(probes, probes_inflight) (`cp`: probes is the smaller), pr = min(done, m);
         // probes_inflight -= pr and total = satsub(total, done - pr). With X = done and M = m,
         // X <= M gives pr = X and leaves total alone, else pr = M and total = max(total + M - X, 0).
@@ -849,7 +936,7 @@ impl Logic for PathSelectorHw {
             self.tcr.next = self.res[0].val();
             self.pcr.next = self.pres[0].val();
         }
-        if self.big.val() {
+        if self.ge.val() {
             self.tcr.next = self.res[3].val();
             self.pcr.next = self.pres[3].val();
             if self.cp.val() {
@@ -934,35 +1021,8 @@ impl Logic for PathSelectorHw {
         }
         self.planes_up.d.next = self.n_pu.val();
         for i in 0..16 {
-            // a credit's decrease is the last multiplexer in front of cwnd (it is the deepest input)
-            if self.o.val().hit.get_bit(i)
-                && self.o.val().is_credit
-                && self.o.val().a_nz
-                && self.o.val().flag
-                && self.cwr0[i].val()
-            {
-                self.cwnd[i].d.next = self.cwc[i].val();
-            }
-            // every other operation's inflight is inflight + delta (-(acked + lost), +1 or 0, one
-            // carry chain) or zero (done >= inflight, clear, init)
-            self.idel[i].next = self.z16.val();
-            self.izero[i].next = self.o.val().is_init;
-            if self.o.val().hit.get_bit(i) {
-                if self.o.val().is_credit {
-                    self.idel[i].next = self.o.val().nal;
-                    if self.ge[i].val() {
-                        self.izero[i].next = true;
-                    }
-                }
-                if (self.o.val().is_charge || self.o.val().is_probe) && !self.inflight[i].q.val().all() {
-                    self.idel[i].next = self.one16.val();
-                }
-                if self.o.val().is_clear {
-                    self.izero[i].next = true;
-                }
-            }
-            self.inflight[i].d.next = self.inflight[i].q.val() + self.idel[i].val();
-            if self.izero[i].val() {
+            // every path's inflight is zero after INIT
+            if self.o.val().is_init {
                 self.inflight[i].d.next = self.z16.val();
             }
             // select: charge the chosen path in place (the last multiplexer in front of inflight)
@@ -982,8 +1042,206 @@ impl Logic for PathSelectorHw {
             }
         }
 
+        // ---------------- the next operation's row ----------------
+        // read by the path of the operation in `pr` from the registers, with the operation in
+        // the compute stage forwarded: INIT's reset row, the addressed row it writes back, or
+        // SELECT's charge
+        // a binary multiplexer tree on the path bits per field (native widths and selects, which
+        // Verilator turns into conditional moves: a one-hot AND-OR or a wide row simulates slower)
+        for j in 0..8 {
+            self.t8_cw[j].next = self.cwnd[2 * j].q.val();
+            if self.o1.val().path.get_bit(0) {
+                self.t8_cw[j].next = self.cwnd[2 * j + 1].q.val();
+            }
+        }
+        for j in 0..4 {
+            self.t4_cw[j].next = self.t8_cw[2 * j].val();
+            if self.o1.val().path.get_bit(1) {
+                self.t4_cw[j].next = self.t8_cw[2 * j + 1].val();
+            }
+        }
+        for j in 0..2 {
+            self.t2_cw[j].next = self.t4_cw[2 * j].val();
+            if self.o1.val().path.get_bit(2) {
+                self.t2_cw[j].next = self.t4_cw[2 * j + 1].val();
+            }
+        }
+        self.m_cw.next = self.t2_cw[0].val();
+        if self.o1.val().path.get_bit(3) {
+            self.m_cw.next = self.t2_cw[1].val();
+        }
+        for j in 0..8 {
+            self.t8_in[j].next = self.inflight[2 * j].q.val();
+            if self.o1.val().path.get_bit(0) {
+                self.t8_in[j].next = self.inflight[2 * j + 1].q.val();
+            }
+        }
+        for j in 0..4 {
+            self.t4_in[j].next = self.t8_in[2 * j].val();
+            if self.o1.val().path.get_bit(1) {
+                self.t4_in[j].next = self.t8_in[2 * j + 1].val();
+            }
+        }
+        for j in 0..2 {
+            self.t2_in[j].next = self.t4_in[2 * j].val();
+            if self.o1.val().path.get_bit(2) {
+                self.t2_in[j].next = self.t4_in[2 * j + 1].val();
+            }
+        }
+        self.m_in.next = self.t2_in[0].val();
+        if self.o1.val().path.get_bit(3) {
+            self.m_in.next = self.t2_in[1].val();
+        }
+        for j in 0..8 {
+            self.t8_al[j].next = self.alpha[2 * j].q.val();
+            if self.o1.val().path.get_bit(0) {
+                self.t8_al[j].next = self.alpha[2 * j + 1].q.val();
+            }
+        }
+        for j in 0..4 {
+            self.t4_al[j].next = self.t8_al[2 * j].val();
+            if self.o1.val().path.get_bit(1) {
+                self.t4_al[j].next = self.t8_al[2 * j + 1].val();
+            }
+        }
+        for j in 0..2 {
+            self.t2_al[j].next = self.t4_al[2 * j].val();
+            if self.o1.val().path.get_bit(2) {
+                self.t2_al[j].next = self.t4_al[2 * j + 1].val();
+            }
+        }
+        self.m_al.next = self.t2_al[0].val();
+        if self.o1.val().path.get_bit(3) {
+            self.m_al.next = self.t2_al[1].val();
+        }
+        for j in 0..8 {
+            self.t8_sh[j].next = self.ash[2 * j].q.val();
+            if self.o1.val().path.get_bit(0) {
+                self.t8_sh[j].next = self.ash[2 * j + 1].q.val();
+            }
+        }
+        for j in 0..4 {
+            self.t4_sh[j].next = self.t8_sh[2 * j].val();
+            if self.o1.val().path.get_bit(1) {
+                self.t4_sh[j].next = self.t8_sh[2 * j + 1].val();
+            }
+        }
+        for j in 0..2 {
+            self.t2_sh[j].next = self.t4_sh[2 * j].val();
+            if self.o1.val().path.get_bit(2) {
+                self.t2_sh[j].next = self.t4_sh[2 * j + 1].val();
+            }
+        }
+        self.m_sh.next = self.t2_sh[0].val();
+        if self.o1.val().path.get_bit(3) {
+            self.m_sh.next = self.t2_sh[1].val();
+        }
+        for j in 0..8 {
+            self.t8_ai[j].next = self.ai_acc[2 * j].q.val();
+            if self.o1.val().path.get_bit(0) {
+                self.t8_ai[j].next = self.ai_acc[2 * j + 1].q.val();
+            }
+        }
+        for j in 0..4 {
+            self.t4_ai[j].next = self.t8_ai[2 * j].val();
+            if self.o1.val().path.get_bit(1) {
+                self.t4_ai[j].next = self.t8_ai[2 * j + 1].val();
+            }
+        }
+        for j in 0..2 {
+            self.t2_ai[j].next = self.t4_ai[2 * j].val();
+            if self.o1.val().path.get_bit(2) {
+                self.t2_ai[j].next = self.t4_ai[2 * j + 1].val();
+            }
+        }
+        self.m_ai.next = self.t2_ai[0].val();
+        if self.o1.val().path.get_bit(3) {
+            self.m_ai.next = self.t2_ai[1].val();
+        }
+        for j in 0..8 {
+            self.t8_cr[j].next = self.cwr_left[2 * j].q.val();
+            if self.o1.val().path.get_bit(0) {
+                self.t8_cr[j].next = self.cwr_left[2 * j + 1].q.val();
+            }
+        }
+        for j in 0..4 {
+            self.t4_cr[j].next = self.t8_cr[2 * j].val();
+            if self.o1.val().path.get_bit(1) {
+                self.t4_cr[j].next = self.t8_cr[2 * j + 1].val();
+            }
+        }
+        for j in 0..2 {
+            self.t2_cr[j].next = self.t4_cr[2 * j].val();
+            if self.o1.val().path.get_bit(2) {
+                self.t2_cr[j].next = self.t4_cr[2 * j + 1].val();
+            }
+        }
+        self.m_cr.next = self.t2_cr[0].val();
+        if self.o1.val().path.get_bit(3) {
+            self.m_cr.next = self.t2_cr[1].val();
+        }
+        for j in 0..8 {
+            self.t8_h[j].next = self.health[2 * j].q.val();
+            if self.o1.val().path.get_bit(0) {
+                self.t8_h[j].next = self.health[2 * j + 1].q.val();
+            }
+        }
+        for j in 0..4 {
+            self.t4_h[j].next = self.t8_h[2 * j].val();
+            if self.o1.val().path.get_bit(1) {
+                self.t4_h[j].next = self.t8_h[2 * j + 1].val();
+            }
+        }
+        for j in 0..2 {
+            self.t2_h[j].next = self.t4_h[2 * j].val();
+            if self.o1.val().path.get_bit(2) {
+                self.t2_h[j].next = self.t4_h[2 * j + 1].val();
+            }
+        }
+        self.m_h.next = self.t2_h[0].val();
+        if self.o1.val().path.get_bit(3) {
+            self.m_h.next = self.t2_h[1].val();
+        }
+        self.rmx.next.cwnd = self.m_cw.val();
+        self.rmx.next.inflight = self.m_in.val();
+        self.rmx.next.alpha = self.m_al.val();
+        self.rmx.next.ash = self.m_sh.val();
+        self.rmx.next.ai_acc = self.m_ai.val();
+        self.rmx.next.cwr_left = self.m_cr.val();
+        self.rmx.next.health = self.m_h.val();
+        self.rinc.next = self.m_in.val() + self.one16.val();
+        self.irow.next.cwnd = self.c_init.val();
+        self.irow.next.inflight = self.z16.val();
+        self.irow.next.alpha = self.z16.val();
+        self.irow.next.ash = self.c_ash0.val();
+        self.irow.next.ai_acc = self.z32.val();
+        self.irow.next.cwr_left = self.z16.val();
+        self.irow.next.health = self.h_disabled.val();
+        if (self.pm.val() & self.o1.val().hit).any() {
+            self.irow.next.health = self.h_up.val();
+        }
+        self.rr.d.next = self.rmx.val();
+        self.rr_inc.d.next = self.rinc.val();
+        // the select charges the next operation's path when that path is the lowest set bit of
+        // the searched mask: tested beside the search's carry chains, not behind them
+        self.s_hi.next = (self.hm.val() & self.o1.val().hit).any() && !(self.hm.val() & self.o1.val().low).any();
+        self.s_lo.next = (self.elig.val() & self.o1.val().hit).any() && !(self.elig.val() & self.o1.val().low).any();
+        self.s_hit.next = self.s_lo.val();
+        if self.hm.val().any() {
+            self.s_hit.next = self.s_hi.val();
+        }
+        self.sfw.d.next = self.o.val().is_sel && self.lim_ok.val() && self.s_hit.val() && !self.m_in.val().all();
+        if self.wb.val() && (self.o.val().path == self.o1.val().path) {
+            self.rr.d.next = self.nrw.val();
+            self.sfw.d.next = false;
+        }
+        if self.o.val().is_init {
+            self.rr.d.next = self.irow.val();
+            self.sfw.d.next = false;
+        }
+
         // ---------------- record and output FIFO ----------------
-        self.reroute.next = self.o.val().is_credit && self.o.val().a_nz && self.o.val().flag && self.cwr0p.val();
+        self.reroute.next = self.o.val().is_credit && self.o.val().a_nz && self.o.val().flag && self.cwr0.val();
         self.rec.next.op = self.o.val().op;
         self.rec.next.ok = self.reroute.val();
         self.rec.next.path = self.o.val().path;
