@@ -114,6 +114,15 @@ fn main() {
                  MROCE_VERILATOR, or bash scripts/setup.sh)"
             );
             println!("cargo:rustc-cfg=mroce_no_verilator");
+            // A missing file counts as changed, so cargo keeps rerunning this script until
+            // Verilator appears: installing it later needs no `cargo clean`.
+            if verilator.contains('/') {
+                println!("cargo:rerun-if-changed={verilator}");
+            } else if let Some(path) = std::env::var_os("PATH") {
+                for dir in std::env::split_paths(&path) {
+                    println!("cargo:rerun-if-changed={}", dir.join("verilator").display());
+                }
+            }
             return;
         }
     };
