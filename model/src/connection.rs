@@ -255,6 +255,9 @@ pub struct Connection {
     /// Bit p: path p's tail-loss probe went out and nothing progressed since (one TLP per
     /// RTO period, as RACK-TLP).
     tlp_sent: u16,
+    /// Send time (low 32 bits of ns) of the newest data or probe frame of each path: the
+    /// evidence test of the early tail-loss probe (SPEC.md §8.3).
+    last_tx: [u32; PATHS],
     probe_at: [Option<Nanos>; PATHS],
     rtos_in_row: [u8; PATHS],
     last_progress: Nanos,
@@ -351,6 +354,7 @@ impl Connection {
             retx: VecDeque::new(),
             tlp_at: [None; PATHS],
             tlp_sent: 0,
+            last_tx: [0; PATHS],
             probe_at: [None; PATHS],
             rtos_in_row: [0; PATHS],
             last_progress: now,
@@ -723,6 +727,7 @@ impl Connection {
             }
             self.slots[pi * crate::params::SACK_BITS + psn as usize % crate::params::SACK_BITS] = Slot::Probe;
             self.sel.charge_probe(p);
+            self.last_tx[pi] = t32(now);
             let sp = *self.sel.path(p);
             let mrh = Mrh {
                 flags: 0,
@@ -875,6 +880,7 @@ impl Connection {
             }
         };
         ctx.counters.tx_data += 1;
+        self.last_tx[path as usize] = t32(now);
         self.arm_tlp(path, now);
         self.note_rto(path, now);
         Some((n, sp.plane))
@@ -910,6 +916,7 @@ impl Connection {
         let sample = t32(now).wrapping_sub(a.ts_echo);
         if !seq::is_negative(sample) && u64::from(sample) < crate::params::RTO_MAX_NS {
             self.rtt[pi].sample(sample.max(1));
+            self.probe_stale_tails(path, a.ts_echo, now);
         }
         if a.rate_hint_mbps != 0 {
             self.rate_hint_mbps = a.rate_hint_mbps;
@@ -1001,6 +1008,30 @@ impl Connection {
         }
         self.note_rto(path, now);
         self.complete_tx(ctx);
+    }
+
+    /// Early tail-loss probe (RACK across paths, SPEC.md §8.3). The ACK of `path` shows that a
+    /// frame sent at `delivered` arrived. Paths are FIFO, so another path whose newest frame
+    /// left more than the ACK delay plus a quarter of the minimum RTT (RACK's reordering
+    /// window) before that, and still has PSNs outstanding, has most likely lost its tail: its
+    /// probe is due now, not ~2 SRTTs after its last ACK, which under loss or queueing is
+    /// several base RTTs of a stalled path. A wrong guess costs one probe.
+    fn probe_stale_tails(&mut self, path: u8, delivered: u32, now: Nanos) {
+        let pa = path as usize;
+        let reo = ACK_DELAY_NS as u32 + if self.rtt[pa].valid { self.rtt[pa].min / 4 } else { 0 };
+        for p in 0..self.paths {
+            let pi = p as usize;
+            let age = delivered.wrapping_sub(self.last_tx[pi]);
+            if p != path
+                && self.tlp_at[pi].is_some_and(|t| t > now)
+                && self.tlp_sent & (1 << p) == 0
+                && !seq::is_negative(age)
+                && age > reo
+                && self.sb.outstanding(p) > 0
+            {
+                self.tlp_at[pi] = Some(now);
+            }
+        }
     }
 
     /// Tail-loss probe of `path`: if nothing comes back for ~2 RTTs after `now`, probe it. The
