@@ -17,7 +17,7 @@ use mroce_sim::experiments::{self, Collective, Common, Hooks, Summary};
 use mroce_sim::fabric::{EcmpHash, FabricConfig, Failure, LossScope};
 use mroce_sim::{Kind, TransportParams};
 
-use crate::size::parse_size;
+use crate::cli_value::{nonneg_arg, pos_arg, prob_arg, size_arg};
 
 /// `mroce sim` arguments.
 #[derive(Args, Debug)]
@@ -40,37 +40,6 @@ enum SimCmd {
     Incast(IncastArgs),
     /// >= 4096 concurrent connections: goodput, Jain fairness, state per connection.
     Connections(ConnectionsArgs),
-}
-
-fn size_arg(s: &str) -> Result<u64, String> {
-    parse_size(s).map_err(|e| e.to_string())
-}
-
-fn prob_arg(s: &str) -> Result<f64, String> {
-    let p: f64 = s.trim().parse().map_err(|_| format!("{s:?} is not a number"))?;
-    if (0.0..=1.0).contains(&p) {
-        Ok(p)
-    } else {
-        Err(format!("{p} is not a probability in [0, 1]"))
-    }
-}
-
-fn nonneg_arg(s: &str) -> Result<f64, String> {
-    let x: f64 = s.trim().parse().map_err(|_| format!("{s:?} is not a number"))?;
-    if x.is_finite() && x >= 0.0 {
-        Ok(x)
-    } else {
-        Err(format!("{x} must be a finite non-negative number"))
-    }
-}
-
-fn pos_arg(s: &str) -> Result<f64, String> {
-    let x = nonneg_arg(s)?;
-    if x > 0.0 {
-        Ok(x)
-    } else {
-        Err("must be positive".into())
-    }
 }
 
 fn kind_arg(s: &str) -> Result<Kind, String> {

@@ -35,8 +35,8 @@ use mroce_udp::{frame, pattern, Accept, Dir, Impairment, Nic, NicConfig};
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::cli_value::{prob_arg, size_arg};
 use crate::pcap::{PcapWriter, TsResolution};
-use crate::size::parse_size;
 use crate::transports::{make_transport, TransportKind, TransportParams};
 
 const HELLO: &[u8; 8] = b"MRUDPHEL";
@@ -64,19 +64,6 @@ enum UdpCmd {
     /// Raw-UDP baseline: the same runtime sending unacknowledged datagrams of the data
     /// packets' size to a listener, which reports what arrived.
     Blast(BlastArgs),
-}
-
-fn size_arg(s: &str) -> Result<u64, String> {
-    parse_size(s).map_err(|e| e.to_string())
-}
-
-fn prob_arg(s: &str) -> Result<f64, String> {
-    let p: f64 = s.trim().parse().map_err(|_| format!("{s:?} is not a number"))?;
-    if (0.0..=1.0).contains(&p) {
-        Ok(p)
-    } else {
-        Err(format!("{p} is not a probability in [0, 1]"))
-    }
 }
 
 fn secs_arg(s: &str) -> Result<f64, String> {

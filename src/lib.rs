@@ -16,6 +16,7 @@ pub mod cli_hdl;
 pub mod cli_sim;
 pub mod cli_synth;
 pub mod cli_udp;
+pub mod cli_value;
 pub mod pipe;
 pub mod pipe_sweep;
 pub mod plane_failure;

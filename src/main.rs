@@ -10,8 +10,8 @@ use std::process::ExitCode;
 mod cli_cosim;
 
 use clap::{Args, Parser, Subcommand};
+use mroce::cli_value::{nonneg_arg, pos_arg, prob_arg, size_arg};
 use mroce::pipe::{self, EcmpMode, PipeConfig, StreamMapping};
-use mroce::size::parse_size;
 use mroce::transports::TransportKind;
 
 #[derive(Parser, Debug)]
@@ -44,37 +44,6 @@ enum Command {
     Cosim(cli_cosim::CosimArgs),
     /// FPGA boards: bitstream with the open toolchain (yosys, nextpnr, pack) and its figures.
     Synth(mroce::cli_synth::SynthArgs),
-}
-
-fn size_arg(s: &str) -> Result<u64, String> {
-    parse_size(s).map_err(|e| e.to_string())
-}
-
-fn prob_arg(s: &str) -> Result<f64, String> {
-    let p: f64 = s.trim().parse().map_err(|_| format!("{s:?} is not a number"))?;
-    if (0.0..=1.0).contains(&p) {
-        Ok(p)
-    } else {
-        Err(format!("{p} is not a probability in [0, 1]"))
-    }
-}
-
-fn nonneg_arg(s: &str) -> Result<f64, String> {
-    let x: f64 = s.trim().parse().map_err(|_| format!("{s:?} is not a number"))?;
-    if x.is_finite() && x >= 0.0 {
-        Ok(x)
-    } else {
-        Err(format!("{x} must be a finite non-negative number"))
-    }
-}
-
-fn pos_arg(s: &str) -> Result<f64, String> {
-    let x = nonneg_arg(s)?;
-    if x > 0.0 {
-        Ok(x)
-    } else {
-        Err("must be positive".into())
-    }
 }
 
 #[derive(Args, Debug)]
