@@ -65,7 +65,8 @@ pub struct TransportParams {
     pub rto_min_ns: Option<u64>,
     /// RTO before the first RTT sample (mroce), ns.
     pub rto_init_ns: Option<u64>,
-    /// A connection without ACK progress for this long fails (mroce), ns.
+    /// A connection without ACK progress for this long fails, ns: mroce's peer timeout; for
+    /// RoCEv2 its retry limit is raised so that its backed-off retries span at least this long.
     pub peer_timeout_ns: Option<u64>,
 }
 
@@ -126,15 +127,57 @@ pub fn make_transport(
         }
         TransportKind::Rocev2 => {
             let d = RoceConfig::default();
+            let rto_ns = params.rto_min_ns.unwrap_or(d.rto_ns);
+            let retry_limit = params
+                .peer_timeout_ns
+                .map_or(d.retry_limit, |t| rocev2_retries_spanning(rto_ns, t).max(d.retry_limit));
             Ok(Box::new(RoceEndpoint::new(
                 RoceConfig {
                     addr,
-                    rto_ns: params.rto_min_ns.unwrap_or(d.rto_ns),
+                    rto_ns,
+                    retry_limit,
                     ..d
                 },
                 seed,
             )))
         }
+    }
+}
+
+/// Consecutive RoCEv2 timeouts whose backed-off waits (`rto << min(k, MAX_BACKOFF)`) add up to
+/// at least `span_ns`. RC's usual 7 retries of a 50 µs RTO give up after 9.6 ms without
+/// progress: in the simulator that is a dead path, over real sockets one scheduling stall of
+/// a loaded host (seen in CI: a QP failed 63 WRITEs into 64 at 1 % kernel loss). A driver
+/// that gives mroce a peer timeout gives RoCEv2 the same patience.
+fn rocev2_retries_spanning(rto_ns: u64, span_ns: u64) -> u32 {
+    use mroce_model::rocev2::MAX_BACKOFF;
+    let rto = rto_ns.max(1);
+    // the waits double up to MAX_BACKOFF, then stay at rto << MAX_BACKOFF
+    let mut total = 0u64;
+    for k in 0..=u32::from(MAX_BACKOFF) {
+        if total >= span_ns {
+            return k;
+        }
+        total = total.saturating_add(rto << k);
+    }
+    let last = rto.saturating_mul(1 << MAX_BACKOFF);
+    let more = span_ns.saturating_sub(total).div_ceil(last);
+    u32::try_from(u64::from(MAX_BACKOFF) + 1 + more).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rocev2_retries_spanning;
+
+    #[test]
+    fn rocev2_retries_cover_the_span() {
+        // 50 µs × (1 + 2 + 4 + 8 + 16 + 32 + 64 + 64) = 9.55 ms: RC's 7 retries
+        assert_eq!(rocev2_retries_spanning(50_000, 9_550_000), 8);
+        assert_eq!(rocev2_retries_spanning(50_000, 6_350_000), 7);
+        assert_eq!(rocev2_retries_spanning(50_000, 1), 1);
+        // 5 s: 7 doubling waits, then 3.2 ms each
+        assert_eq!(rocev2_retries_spanning(50_000, 5_000_000_000), 7 + 1561);
+        assert_eq!(rocev2_retries_spanning(1, u64::MAX), u32::MAX);
     }
 }
 
