@@ -148,6 +148,13 @@ pub fn cases() -> Vec<Case> {
             one_tlp,
         ),
         case(
+            "C-8.4-16",
+            "§8.4",
+            "Early tail-loss probe: an ACK of a frame sent more than ACK_DELAY_NS + min RTT / 4 after another path's newest frame makes that path's probe due at once",
+            EXACT,
+            early_tlp,
+        ),
+        case(
             "C-9.2-01",
             "§9.2",
             "ACK from an address that is not the peer's, or for an unknown DestQP: unknown_connection",
@@ -512,6 +519,56 @@ fn one_tlp(t: &mut Tester<'_>) -> R {
     check_eq!("second message's chunks", d2.len(), 1);
     expect_rto_probe(t, &u, "no second tail-loss probe before the RTO")?;
     t.expect_counters(&u.before, &[("rtos", 1), ("probes_sent", 2), ("losses_detected", 3)])?;
+    Ok(())
+}
+
+fn early_tlp(t: &mut Tester<'_>) -> R {
+    let (p, src) = open(t, 2)?;
+    post(t, &p, src, 0, 1, 1)?;
+    let a = data_frames(t)?;
+    check_eq!("first message's chunks", a.len(), 1);
+    // 10 us later a second chunk goes on the other path (round robin)
+    t.advance(10_000)?;
+    post(t, &p, src, 0, 1, 2)?;
+    let b = data_frames(t)?;
+    check_eq!("second message's chunks", b.len(), 1);
+    let (pa, pb) = (a[0].mrh().unwrap().path, b[0].mrh().unwrap().path);
+    check!(pa != pb, "the second chunk must take the other path");
+    t.advance(2_000)?;
+    t.expect_silence("no probe before any evidence (the timer TLP is at 95 us)")?;
+    let before = t.counters();
+    // B arrived after 2 us (the path's min RTT): A left 10 us before B, more than
+    // ACK_DELAY_NS + 2 us / 4, and is unanswered, so A's path is probed now
+    let t_ack = t.now();
+    ack_exact(
+        t,
+        &p,
+        pb,
+        &[psn(&b[0])],
+        b[0].mrh().unwrap().ts,
+        b[0].plane,
+        b[0].addrs.src_port,
+    )?;
+    let pr = t.expect_op(opcode::MR_PROBE, "early tail-loss PROBE")?;
+    check_eq!("probe time (ns after the ACK)", pr.at - t_ack, 0);
+    check_eq!("probe path", pr.mrh().unwrap().path, pa);
+    check_eq!("probe on the path's entropy", pr.addrs.src_port, a[0].addrs.src_port);
+    // its ACK: the probe arrived, A did not
+    ack_exact(
+        t,
+        &p,
+        pa,
+        &[psn(&pr)],
+        pr.mrh().unwrap().ts,
+        pr.plane,
+        pr.addrs.src_port,
+    )?;
+    let r = t.expect_data("retransmission after the probe's ACK")?;
+    check!(r.is_retx(), "RETX flag");
+    t.expect_counters(
+        &before,
+        &[("probes_sent", 1), ("losses_detected", 1), ("retransmits", 1)],
+    )?;
     Ok(())
 }
 
