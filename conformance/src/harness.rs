@@ -548,6 +548,8 @@ pub struct Tester<'a> {
     pending: VecDeque<Pkt>,
     events: Vec<Event>,
     ev_read: usize,
+    /// The trailing probes of the last [`Tester::data_burst`].
+    pub trailing: Vec<Pkt>,
 }
 
 impl<'a> Tester<'a> {
@@ -562,6 +564,7 @@ impl<'a> Tester<'a> {
             pending: VecDeque::new(),
             events: Vec::new(),
             ev_read: 0,
+            trailing: Vec::new(),
         })
     }
 
@@ -607,6 +610,36 @@ impl<'a> Tester<'a> {
             self.advance(step.min(end - self.now()))?;
         }
         Ok(pred(self))
+    }
+
+    /// Every pending frame: data frames and, each time the sender's queue ran dry, its
+    /// trailing probes (SPEC.md §8.4): a PROBE with AckReq behind the newest data frame of
+    /// each path. Returns the data frames; the probes are kept in `trailing`.
+    pub fn data_burst(&mut self) -> R<Vec<Pkt>> {
+        let v = self.drain()?;
+        // Per path: 0 = no frame yet, 1 = newest frame is data, 2 = newest frame is a probe.
+        let mut last = [0u8; 256];
+        let mut data = Vec::new();
+        let mut probes = Vec::new();
+        for f in v {
+            let path = f.mrh().map_or(0, |m| m.path) as usize;
+            if f.is_data() {
+                last[path] = 1;
+                data.push(f);
+            } else if f.opcode() == opcode::MR_PROBE && f.bth.ack_req && last[path] == 1 {
+                last[path] = 2;
+                probes.push(f);
+            } else {
+                fail!("expected data frames and their trailing probes, got {}", f.describe());
+            }
+        }
+        if !probes.is_empty() {
+            if let Some(p) = last.iter().position(|&l| l == 1) {
+                fail!("the queue ran dry but path {p}'s newest data frame has no trailing probe");
+            }
+        }
+        self.trailing = probes;
+        Ok(data)
     }
 
     /// Frames the IUT emitted that no expectation consumed yet.

@@ -101,6 +101,9 @@ pub enum ControlError {
 pub const MAX_MSGS_AHEAD: u32 = 1 << 16;
 /// Failed messages a receiver remembers, to NAK their retransmissions again.
 pub const FAILED_MEMORY: usize = 64;
+/// Tail-loss probes per path per RTO period: the first at TLP_TIME, each further one an SRTT
+/// plus the ACK delay after the previous one went unanswered (SPEC.md §8.4).
+pub const TLP_MAX_PROBES: u8 = 3;
 
 /// State of a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -252,9 +255,12 @@ pub struct Connection {
     active: VecDeque<u16>,
     retx: VecDeque<ChunkRef>,
     tlp_at: [Option<Nanos>; PATHS],
-    /// Bit p: path p's tail-loss probe went out and nothing progressed since (one TLP per
-    /// RTO period, as RACK-TLP).
-    tlp_sent: u16,
+    /// Tail-loss probes sent on each path since its last progress or RTO (at most
+    /// `TLP_MAX_PROBES` per RTO period).
+    tlp_sent: [u8; PATHS],
+    /// Bit p: path p's newest frame is data, so a trailing probe is owed when the send
+    /// queue runs dry (SPEC.md §8.4).
+    trail_owed: u16,
     /// Send time (low 32 bits of ns) of the newest data or probe frame of each path: the
     /// evidence test of the early tail-loss probe (SPEC.md §8.3).
     last_tx: [u32; PATHS],
@@ -353,7 +359,8 @@ impl Connection {
             active: VecDeque::new(),
             retx: VecDeque::new(),
             tlp_at: [None; PATHS],
-            tlp_sent: 0,
+            tlp_sent: [0; PATHS],
+            trail_owed: 0,
             last_tx: [0; PATHS],
             probe_at: [None; PATHS],
             rtos_in_row: [0; PATHS],
@@ -610,7 +617,7 @@ impl Connection {
 
     /// Anything to send (new data or retransmissions), ignoring windows.
     pub(crate) fn has_work(&self) -> bool {
-        !self.retx.is_empty() || !self.active.is_empty() || self.probe_due_any()
+        !self.retx.is_empty() || !self.active.is_empty() || self.trail_owed != 0 || self.probe_due_any()
     }
 
     fn probe_due_any(&self) -> bool {
@@ -714,44 +721,88 @@ impl Connection {
                 self.probe_at[pi] = Some(now + PROBE_INTERVAL_NS);
                 continue;
             }
-            if self.tlp_at[pi].is_some_and(|t| t <= now) {
-                self.tlp_sent |= 1 << p;
-            }
+            let tlp = self.tlp_at[pi].is_some_and(|t| t <= now);
             self.tlp_at[pi] = None;
             self.probe_at[pi] = if down { Some(now + PROBE_INTERVAL_NS) } else { None };
-            let rto = self.rto(pi);
-            let psn = self.sb.send(p, t32(now), rto)?;
-            self.note_rto(p, now);
+            let sent = self.send_probe(p, now, local, buf, ctx);
             if let Some(t) = self.probe_at[pi] {
                 self.note(t);
             }
-            self.slots[pi * crate::params::SACK_BITS + psn as usize % crate::params::SACK_BITS] = Slot::Probe;
-            self.sel.charge_probe(p);
-            self.last_tx[pi] = t32(now);
-            let sp = *self.sel.path(p);
-            let mrh = Mrh {
-                flags: 0,
-                path: p,
-                plane: sp.plane,
-                psn,
-                floor: self.sb.path(p).una,
-                ts: t32(now),
-            };
-            let mut bth = wire::Bth::new(wire::opcode::MR_PROBE, self.peer_conn, psn);
-            bth.ack_req = true;
-            let addrs = self.frame_addrs(local, sp.plane, sp.entropy);
-            match wire::encode_mroce(buf, &addrs, &bth, &wire::MrPacket::Probe { mrh }) {
-                Ok(n) => {
-                    ctx.counters.probes_sent += 1;
-                    return Some((n, sp.plane));
-                }
-                Err(_) => {
-                    ctx.counters.tx_encode_errors += 1;
-                    return None;
-                }
+            if tlp {
+                self.tlp_sent[pi] = self.tlp_sent[pi].saturating_add(1);
+                self.arm_reprobe(p, now);
+            }
+            return sent;
+        }
+        None
+    }
+
+    /// Trailing probe: the send queue just ran dry, so nothing will follow the newest data
+    /// frame of each path and reveal its loss by a gap. One probe behind it on every path
+    /// whose newest frame is unanswered data asks for an immediate ACK: a lost tail is found
+    /// one RTT after it left instead of at the TLP time (about two SRTTs), and a tail that
+    /// arrived is acknowledged without the receiver's ACK delay.
+    fn poll_trailing_probe(
+        &mut self,
+        now: Nanos,
+        local: &NicAddr,
+        buf: &mut [u8],
+        ctx: &mut Ctx<'_>,
+    ) -> Option<(usize, u8)> {
+        while self.trail_owed != 0 {
+            let p = self.trail_owed.trailing_zeros() as u8;
+            // One chance per path: a path without room or outstanding data owes nothing.
+            self.trail_owed &= !(1 << p);
+            if p < self.paths
+                && self.sb.outstanding(p) > 0
+                && self.sb.has_room(p)
+                && self.sel.path(p).health != PathHealth::Down
+            {
+                return self.send_probe(p, now, local, buf, ctx);
             }
         }
         None
+    }
+
+    /// Send a PROBE on path `p`: a fresh PSN with no payload that requests an ACK.
+    fn send_probe(
+        &mut self,
+        p: u8,
+        now: Nanos,
+        local: &NicAddr,
+        buf: &mut [u8],
+        ctx: &mut Ctx<'_>,
+    ) -> Option<(usize, u8)> {
+        let pi = p as usize;
+        let rto = self.rto(pi);
+        let psn = self.sb.send(p, t32(now), rto)?;
+        self.note_rto(p, now);
+        self.slots[pi * crate::params::SACK_BITS + psn as usize % crate::params::SACK_BITS] = Slot::Probe;
+        self.sel.charge_probe(p);
+        self.last_tx[pi] = t32(now);
+        self.trail_owed &= !(1 << p);
+        let sp = *self.sel.path(p);
+        let mrh = Mrh {
+            flags: 0,
+            path: p,
+            plane: sp.plane,
+            psn,
+            floor: self.sb.path(p).una,
+            ts: t32(now),
+        };
+        let mut bth = wire::Bth::new(wire::opcode::MR_PROBE, self.peer_conn, psn);
+        bth.ack_req = true;
+        let addrs = self.frame_addrs(local, sp.plane, sp.entropy);
+        match wire::encode_mroce(buf, &addrs, &bth, &wire::MrPacket::Probe { mrh }) {
+            Ok(n) => {
+                ctx.counters.probes_sent += 1;
+                Some((n, sp.plane))
+            }
+            Err(_) => {
+                ctx.counters.tx_encode_errors += 1;
+                None
+            }
+        }
     }
 
     /// Write the next data or probe frame of this connection into `buf`.
@@ -771,7 +822,9 @@ impl Connection {
             return Some(r);
         }
         let (chunk, is_retx) = loop {
-            let (chunk, is_retx) = self.next_chunk(ctx.counters)?;
+            let Some((chunk, is_retx)) = self.next_chunk(ctx.counters) else {
+                return self.poll_trailing_probe(now, local, buf, ctx);
+            };
             if self.local_ok(chunk, ctx) {
                 break (chunk, is_retx);
             }
@@ -881,6 +934,7 @@ impl Connection {
         };
         ctx.counters.tx_data += 1;
         self.last_tx[path as usize] = t32(now);
+        self.trail_owed |= 1 << path;
         self.arm_tlp(path, now);
         self.note_rto(path, now);
         Some((n, sp.plane))
@@ -999,7 +1053,7 @@ impl Connection {
                     up: true,
                 });
             }
-            self.tlp_sent &= !(1 << path);
+            self.tlp_sent[pi] = 0;
             if self.sb.outstanding(path) == 0 {
                 self.tlp_at[pi] = None;
             } else {
@@ -1024,7 +1078,7 @@ impl Connection {
             let age = delivered.wrapping_sub(self.last_tx[pi]);
             if p != path
                 && self.tlp_at[pi].is_some_and(|t| t > now)
-                && self.tlp_sent & (1 << p) == 0
+                && self.tlp_sent[pi] == 0
                 && !seq::is_negative(age)
                 && age > reo
                 && self.sb.outstanding(p) > 0
@@ -1041,7 +1095,7 @@ impl Connection {
     /// resolves the tail. One probe per RTO period: none again until progress or the RTO.
     fn arm_tlp(&mut self, path: u8, now: Nanos) {
         let pi = path as usize;
-        if self.tlp_sent & (1 << path) != 0 {
+        if self.tlp_sent[pi] != 0 {
             return;
         }
         let srtt = if self.rtt[pi].valid {
@@ -1058,6 +1112,27 @@ impl Connection {
             self.note(t);
         }
         // else the probe is due now: transmit work (`has_work`), not a timer
+    }
+
+    /// Re-probe: the tail-loss probe sent at `now` (or its ACK) may be lost as well. If no
+    /// progress is seen one SRTT and the ACK delay later, probe again, up to
+    /// `TLP_MAX_PROBES` per RTO period, and only while the RTO is still ahead: an RTO cuts the
+    /// window and re-routes the path, a probe costs one small frame.
+    fn arm_reprobe(&mut self, path: u8, now: Nanos) {
+        let pi = path as usize;
+        if self.tlp_sent[pi] >= TLP_MAX_PROBES {
+            return;
+        }
+        let srtt = if self.rtt[pi].valid {
+            u64::from(self.rtt[pi].srtt)
+        } else {
+            crate::params::RTO_INIT_NS / 2
+        };
+        let t = now + srtt + ACK_DELAY_NS;
+        if self.sb.deadline(path).is_some_and(|d| t < t64(now, d)) {
+            self.tlp_at[pi] = Some(t);
+            self.note(t);
+        }
     }
 
     /// Fold one scoreboard word result into the message tables.
@@ -1616,7 +1691,7 @@ impl Connection {
         });
         self.sel.clear_inflight(path);
         self.tlp_at[pi] = None;
-        self.tlp_sent &= !(1 << path);
+        self.tlp_sent[pi] = 0;
         self.rtos_in_row[pi] = self.rtos_in_row[pi].saturating_add(1);
         if self.firmware_health {
             // The control core sees the RTO in its counters and decides health and route. Until

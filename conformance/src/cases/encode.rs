@@ -145,8 +145,9 @@ fn send_rsn(t: &mut Tester<'_>) -> R {
     want.push((opcode::MR_SEND, 3, 2, Some(1)));
     want.push((opcode::MR_SEND, 4, 0, Some(0)));
     let mut got = Vec::new();
-    for _ in 0..4 {
-        let f = t.expect_data("data frame")?;
+    let frames = t.data_burst()?;
+    check_eq!("data frames", frames.len(), 4);
+    for f in frames {
         let (_, sdh, _) = f.data().unwrap();
         let rsn = match &f.body {
             Body::Send { rsn, .. } => Some(*rsn),

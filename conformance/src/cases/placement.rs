@@ -559,8 +559,8 @@ fn two_messages(t: &mut Tester<'_>) -> R<(Peer, Vec<crate::harness::Pkt>)> {
     let src = t.region(4096, false, |i| i as u8)?;
     t.post_write(&p, 2, lb(src, 0, 3000), rb(0x5000, 0x77), 1)?; // 3 chunks
     t.post_write(&p, 2, lb(src, 0, 10), rb(0x5000, 0x77), 2)?;
-    let v = t.drain()?;
-    check_eq!("frames", v.len(), 4);
+    let v = t.data_burst()?;
+    check_eq!("data frames", v.len(), 4);
     Ok((p, v))
 }
 

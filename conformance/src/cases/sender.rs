@@ -143,7 +143,7 @@ pub fn cases() -> Vec<Case> {
         case(
             "C-8.4-15",
             "§8.4",
-            "One tail-loss probe per RTO period: data sent after it does not re-arm it; the next probe is the RTO's",
+            "One tail-loss probe per RTO period: data sent after it does not re-arm it (its trailing probe aside); the next probe is the RTO's",
             EXACT,
             one_tlp,
         ),
@@ -153,6 +153,13 @@ pub fn cases() -> Vec<Case> {
             "Early tail-loss probe: an ACK of a frame sent more than ACK_DELAY_NS + min RTT / 4 after another path's newest frame makes that path's probe due at once",
             EXACT,
             early_tlp,
+        ),
+        case(
+            "C-8.4-17",
+            "§8.4",
+            "Trailing probe: when the send queue runs dry, a PROBE with AckReq follows the newest data frame of each path; its ACK recovers a lost tail at once",
+            &[],
+            trailing,
         ),
         case(
             "C-9.2-01",
@@ -212,13 +219,9 @@ fn post(t: &mut Tester<'_>, p: &Peer, src: MrKey, stream: u16, chunks: u32, wr_i
     t.post_write(p, stream, lb(src, 0, 64 * chunks), rb(VA, RKEY), wr_id)
 }
 
-/// Every pending frame, which must all be data frames.
+/// Every pending frame: data frames, then the trailing probes (kept in `t.trailing`).
 fn data_frames(t: &mut Tester<'_>) -> R<Vec<Pkt>> {
-    let v = t.drain()?;
-    for f in &v {
-        check!(f.is_data(), "expected only data frames, got {}", f.describe());
-    }
-    Ok(v)
+    t.data_burst()
 }
 
 fn psn(f: &Pkt) -> u32 {
@@ -318,13 +321,21 @@ fn lose_second(t: &mut Tester<'_>) -> R<(Peer, Vec<Pkt>)> {
     let m = r.mrh().unwrap();
     check!(r.is_retx(), "retransmission must carry RETX: {}", r.describe());
     check_eq!("retransmitted chunk offset", chunk_off(&r), 64);
-    check_eq!("retransmission PSN (new)", H(m.psn), H(IUT_ISN + 4));
+    // ISN + 4 is the trailing probe behind the four chunks.
+    check_eq!(
+        "trailing probe PSN",
+        t.trailing.iter().map(psn).collect::<Vec<_>>(),
+        vec![IUT_ISN + 4]
+    );
+    check_eq!("retransmission PSN (new)", H(m.psn), H(IUT_ISN + 5));
     check_eq!(
         "retransmission AckReq (retransmission queue and active list empty)",
         r.bth.ack_req,
         true
     );
     check_eq!("retransmission SE (not the last chunk)", r.bth.se, false);
+    let pr = t.expect_op(opcode::MR_PROBE, "trailing probe behind the retransmission")?;
+    check_eq!("its PSN", H(psn(&pr)), H(IUT_ISN + 6));
     t.expect_silence("exactly one retransmission")?;
     t.expect_counters(&before, &[("losses_detected", 1), ("retransmits", 1)])?;
     check_eq!("no completion yet", t.completions()?.len(), 0);
@@ -389,12 +400,14 @@ fn tlp(t: &mut Tester<'_>) -> R {
     let (p, src) = open(t, 1)?;
     post(t, &p, src, 0, 1, 1)?;
     let a = data_frames(t)?;
+    let a1 = t.trailing.clone();
+    check_eq!("trailing probes", a1.len(), 1);
     t.advance(10_000)?;
     ack_exact(
         t,
         &p,
         0,
-        &[psn(&a[0])],
+        &[psn(&a[0]), psn(&a1[0])],
         a[0].mrh().unwrap().ts,
         a[0].plane,
         a[0].addrs.src_port,
@@ -405,19 +418,25 @@ fn tlp(t: &mut Tester<'_>) -> R {
     let t0 = t.now();
     let v = data_frames(t)?;
     check_eq!("chunks", v.len(), 2);
+    check_eq!(
+        "trailing probe PSN",
+        t.trailing.iter().map(psn).collect::<Vec<_>>(),
+        vec![IUT_ISN + 4]
+    );
+    // The two chunks and the trailing probe are lost.
     t.advance(24_999)?;
     t.expect_silence("before the tail-loss probe")?;
     t.advance(1)?;
     let pr = t.expect_op(opcode::MR_PROBE, "tail-loss PROBE")?;
     check_eq!("TLP time after the last send (ns)", pr.at - t0, 25_000);
-    check_eq!("PROBE PSN", H(psn(&pr)), H(IUT_ISN + 3));
+    check_eq!("PROBE PSN", H(psn(&pr)), H(IUT_ISN + 5));
     let before = t.counters();
-    // The probe's ACK: the probe arrived, the two chunks did not.
+    // The probe's ACK: the probe arrived, the two chunks and the trailing probe did not.
     ack_exact(
         t,
         &p,
         0,
-        &[psn(&a[0]), psn(&pr)],
+        &[psn(&a[0]), psn(&a1[0]), psn(&pr)],
         pr.mrh().unwrap().ts,
         pr.plane,
         pr.addrs.src_port,
@@ -425,11 +444,12 @@ fn tlp(t: &mut Tester<'_>) -> R {
     let r = data_frames(t)?;
     check_eq!("retransmissions after the probe's ACK", r.len(), 2);
     check!(r.iter().all(|f| f.is_retx()), "retransmissions must carry RETX");
-    t.expect_counters(&before, &[("losses_detected", 2), ("retransmits", 2)])?;
+    t.expect_counters(&before, &[("losses_detected", 3), ("retransmits", 2)])?;
     Ok(())
 }
 
-/// One path, one chunk sent and never answered, up to its tail-loss probe. No RTT sample yet:
+/// One path, one chunk and its trailing probe sent and never answered, up to the tail-loss
+/// probe. No RTT sample yet:
 /// SRTT counts as RTO_INIT_NS / 2 = 100 us, so the probe goes out at min(2 x 100 + 5,
 /// 200 - 100 - 5) = 95 us, one SRTT and the ACK delay before the RTO.
 struct Unanswered {
@@ -487,7 +507,8 @@ fn rto(t: &mut Tester<'_>) -> R {
         &u.before,
         &[
             ("rtos", 1),
-            ("losses_detected", 2),
+            // the chunk, its trailing probe and the tail-loss probe
+            ("losses_detected", 3),
             ("entropy_rerolls", 1),
             ("probes_sent", 2),
             ("retransmits", 0),
@@ -505,7 +526,8 @@ fn rto(t: &mut Tester<'_>) -> R {
     let r = t.expect_data("retransmission after the probe's ACK")?;
     check!(r.is_retx(), "RETX flag");
     check_eq!("retransmission on the new entropy", r.addrs.src_port, pr.addrs.src_port);
-    check_eq!("retransmission PSN", H(psn(&r)), H(IUT_ISN + 3));
+    // ISN + 1: trailing probe, + 2: tail-loss probe, + 3: the RTO's probe
+    check_eq!("retransmission PSN", H(psn(&r)), H(IUT_ISN + 4));
     Ok(())
 }
 
@@ -517,8 +539,11 @@ fn one_tlp(t: &mut Tester<'_>) -> R {
     post(t, &u.p, u.src, 0, 1, 2)?;
     let d2 = data_frames(t)?;
     check_eq!("second message's chunks", d2.len(), 1);
+    check_eq!("its trailing probe", t.trailing.len(), 1);
     expect_rto_probe(t, &u, "no second tail-loss probe before the RTO")?;
-    t.expect_counters(&u.before, &[("rtos", 1), ("probes_sent", 2), ("losses_detected", 3)])?;
+    // probes: the tail-loss probe, the second trailing probe, the RTO's; lost at the RTO:
+    // both chunks, both trailing probes and the tail-loss probe
+    t.expect_counters(&u.before, &[("rtos", 1), ("probes_sent", 3), ("losses_detected", 5)])?;
     Ok(())
 }
 
@@ -553,7 +578,7 @@ fn early_tlp(t: &mut Tester<'_>) -> R {
     check_eq!("probe time (ns after the ACK)", pr.at - t_ack, 0);
     check_eq!("probe path", pr.mrh().unwrap().path, pa);
     check_eq!("probe on the path's entropy", pr.addrs.src_port, a[0].addrs.src_port);
-    // its ACK: the probe arrived, A did not
+    // its ACK: the probe arrived, A and its trailing probe did not
     ack_exact(
         t,
         &p,
@@ -565,9 +590,50 @@ fn early_tlp(t: &mut Tester<'_>) -> R {
     )?;
     let r = t.expect_data("retransmission after the probe's ACK")?;
     check!(r.is_retx(), "RETX flag");
+    t.expect_op(opcode::MR_PROBE, "trailing probe behind the retransmission")?;
     t.expect_counters(
         &before,
-        &[("probes_sent", 1), ("losses_detected", 1), ("retransmits", 1)],
+        &[("probes_sent", 2), ("losses_detected", 2), ("retransmits", 1)],
+    )?;
+    Ok(())
+}
+
+fn trailing(t: &mut Tester<'_>) -> R {
+    let (p, src) = open(t, 2)?;
+    post(t, &p, src, 0, 4, 1)?;
+    let v = data_frames(t)?;
+    check_eq!("chunks", v.len(), 4);
+    let tr = t.trailing.clone();
+    check_eq!("trailing probes (one per path)", tr.len(), 2);
+    let on = |path: u8| -> Vec<&Pkt> { v.iter().filter(|f| f.mrh().unwrap().path == path).collect() };
+    for pr in &tr {
+        let m = pr.mrh().unwrap();
+        let Some(newest) = on(m.path).last().copied() else {
+            fail!("trailing probe on path {} that carried no data", m.path)
+        };
+        check_eq!("probe PSN (the path's next)", H(m.psn), H(psn(newest).wrapping_add(1)));
+        check_eq!("probe on the path's entropy", pr.addrs.src_port, newest.addrs.src_port);
+        check_eq!("probe on the path's plane", pr.plane, newest.plane);
+        check!(pr.bth.ack_req, "the trailing probe must request an ACK");
+    }
+    t.expect_silence("one trailing probe per path")?;
+    let before = t.counters();
+    // Path 0: its probe arrives, its newest data frame did not.
+    let (d0, pr0) = (on(0), tr.iter().find(|f| f.mrh().unwrap().path == 0).unwrap());
+    check!(d0.len() >= 2, "path 0 carried {} chunks, expected 2", d0.len());
+    let lost = d0[d0.len() - 1];
+    let mut acked: Vec<u32> = d0[..d0.len() - 1].iter().map(|f| psn(f)).collect();
+    acked.push(psn(pr0));
+    ack_set(t, &p, 0, &acked, pr0.mrh().unwrap().ts, pr0.plane, pr0.addrs.src_port)?;
+    let r = t.expect_data("retransmission of the lost tail, at the probe's ACK")?;
+    check!(r.is_retx(), "RETX flag");
+    check_eq!("retransmitted chunk", chunk_off(&r), chunk_off(lost));
+    let pr = t.expect_op(opcode::MR_PROBE, "trailing probe behind the retransmission")?;
+    check_eq!("its path", pr.mrh().unwrap().path, r.mrh().unwrap().path);
+    t.expect_silence("nothing else to send")?;
+    t.expect_counters(
+        &before,
+        &[("losses_detected", 1), ("retransmits", 1), ("probes_sent", 1)],
     )?;
     Ok(())
 }
