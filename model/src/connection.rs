@@ -758,10 +758,30 @@ impl Connection {
                 && self.sb.has_room(p)
                 && self.sel.path(p).health != PathHealth::Down
             {
-                return self.send_probe(p, now, local, buf, ctx);
+                let sent = self.send_probe(p, now, local, buf, ctx);
+                // Its ACK is due one RTT from now: if it has not come an SRTT and the ACK
+                // delay later, the probe or its ACK was lost too, and the path's TLP is due.
+                let pi = p as usize;
+                if self.tlp_sent[pi] == 0 {
+                    let t = now + self.srtt_or_init(pi) + ACK_DELAY_NS;
+                    if self.tlp_at[pi].is_none_or(|x| t < x) {
+                        self.tlp_at[pi] = Some(t);
+                        self.note(t);
+                    }
+                }
+                return sent;
             }
         }
         None
+    }
+
+    /// SRTT of a path, or `RTO_INIT_NS` / 2 before its first sample.
+    fn srtt_or_init(&self, pi: usize) -> u64 {
+        if self.rtt[pi].valid {
+            u64::from(self.rtt[pi].srtt)
+        } else {
+            crate::params::RTO_INIT_NS / 2
+        }
     }
 
     /// Send a PROBE on path `p`: a fresh PSN with no payload that requests an ACK.
