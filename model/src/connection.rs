@@ -1118,11 +1118,7 @@ impl Connection {
         if self.tlp_sent[pi] != 0 {
             return;
         }
-        let srtt = if self.rtt[pi].valid {
-            u64::from(self.rtt[pi].srtt)
-        } else {
-            crate::params::RTO_INIT_NS / 2
-        };
+        let srtt = self.srtt_or_init(pi);
         let mut t = now + 2 * srtt + ACK_DELAY_NS;
         if let Some(d) = self.sb.deadline(path) {
             t = t.min(t64(now, d).saturating_sub(srtt + ACK_DELAY_NS).max(now));
@@ -1143,11 +1139,7 @@ impl Connection {
         if self.tlp_sent[pi] >= TLP_MAX_PROBES {
             return;
         }
-        let srtt = if self.rtt[pi].valid {
-            u64::from(self.rtt[pi].srtt)
-        } else {
-            crate::params::RTO_INIT_NS / 2
-        };
+        let srtt = self.srtt_or_init(pi);
         let t = now + srtt + ACK_DELAY_NS;
         if self.sb.deadline(path).is_some_and(|d| t < t64(now, d)) {
             self.tlp_at[pi] = Some(t);
