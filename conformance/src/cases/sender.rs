@@ -658,12 +658,9 @@ fn trailing(t: &mut Tester<'_>) -> R {
         check_eq!("probe on the path's plane", pr.plane, newest.plane);
         check!(pr.bth.ack_req, "the trailing probe must request an ACK");
     }
-    t.expect_silence("one trailing probe per path")?;
-    // Path 1: everything arrived.
-    let (d1, pr1) = (on(1), tr.iter().find(|f| f.mrh().unwrap().path == 1).unwrap());
-    let mut acked1: Vec<u32> = d1.iter().map(|f| psn(f)).collect();
-    acked1.push(psn(pr1));
-    ack_set(t, &p, 1, &acked1, pr1.mrh().unwrap().ts, pr1.plane, pr1.addrs.src_port)?;
+    // On real sockets a path's tail-loss probe (95 us before its first RTT sample) may fire
+    // while the tester works: probes are tolerated below, data is not.
+    expect_no_data(t, "one trailing probe per path")?;
     let before = t.counters();
     // Path 0: its probe arrives, its newest data frame did not.
     let (d0, pr0) = (on(0), tr.iter().find(|f| f.mrh().unwrap().path == 0).unwrap());
@@ -672,16 +669,27 @@ fn trailing(t: &mut Tester<'_>) -> R {
     let mut acked: Vec<u32> = d0[..d0.len() - 1].iter().map(|f| psn(f)).collect();
     acked.push(psn(pr0));
     ack_set(t, &p, 0, &acked, pr0.mrh().unwrap().ts, pr0.plane, pr0.addrs.src_port)?;
-    let r = t.expect_data("retransmission of the lost tail, at the probe's ACK")?;
+    let w = data_frames(t)?;
+    check_eq!("data frames at the probe's ACK", w.len(), 1);
+    let r = &w[0];
     check!(r.is_retx(), "RETX flag");
-    check_eq!("retransmitted chunk", chunk_off(&r), chunk_off(lost));
-    let pr = t.expect_op(opcode::MR_PROBE, "trailing probe behind the retransmission")?;
-    check_eq!("its path", pr.mrh().unwrap().path, r.mrh().unwrap().path);
-    t.expect_silence("nothing else to send")?;
-    t.expect_counters(
-        &before,
-        &[("losses_detected", 1), ("retransmits", 1), ("probes_sent", 1)],
-    )?;
+    check_eq!("retransmitted chunk", chunk_off(r), chunk_off(lost));
+    let rp = r.mrh().unwrap();
+    check!(
+        t.trailing.iter().any(|f| f
+            .mrh()
+            .is_some_and(|m| m.path == rp.path && m.psn == rp.psn.wrapping_add(1))),
+        "no trailing probe behind the retransmission (path {}, PSN {:#x})",
+        rp.path,
+        rp.psn.wrapping_add(1)
+    );
+    // Path 1: everything arrived.
+    let (d1, pr1) = (on(1), tr.iter().find(|f| f.mrh().unwrap().path == 1).unwrap());
+    let mut acked1: Vec<u32> = d1.iter().map(|f| psn(f)).collect();
+    acked1.push(psn(pr1));
+    ack_set(t, &p, 1, &acked1, pr1.mrh().unwrap().ts, pr1.plane, pr1.addrs.src_port)?;
+    expect_no_data(t, "nothing else to send")?;
+    t.expect_counters(&before, &[("losses_detected", 1), ("retransmits", 1)])?;
     Ok(())
 }
 
