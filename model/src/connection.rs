@@ -1112,7 +1112,8 @@ impl Connection {
     /// probe's answer takes another RTT, so it goes out at least one RTT (and the ACK delay)
     /// before the path's RTO deadline: the scoreboard restarts the RTO on progress, not on
     /// send, and an RTO declares the whole window lost and cuts it where a probe only
-    /// resolves the tail. One probe per RTO period: none again until progress or the RTO.
+    /// resolves the tail. Once a TLP went out, data no longer re-arms it until progress or the
+    /// RTO; only its re-probes follow (`arm_reprobe`).
     fn arm_tlp(&mut self, path: u8, now: Nanos) {
         let pi = path as usize;
         if self.tlp_sent[pi] != 0 {
