@@ -11,11 +11,10 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use mroce_model::transport::{NicAddr, Transport};
 use mroce_sim::engine::{Progress, RunReport};
 use mroce_sim::experiments::{self, Collective, Common, Hooks, Summary};
 use mroce_sim::fabric::{EcmpHash, FabricConfig, Failure, LossScope};
-use mroce_sim::{Kind, TransportParams};
+use mroce_sim::Kind;
 
 use crate::cli_value::{nonneg_arg, pos_arg, prob_arg, size_arg};
 
@@ -261,38 +260,6 @@ struct ConnectionsArgs {
     bytes: u64,
 }
 
-/// The factory the simulator gets: the NIC configurations a fabric needs.
-///
-/// `mroce::transports::make_transport` does not take the MTU, the receiver capacity (mroce's
-/// fair-share hints must equal the NIC's inbound capacity, which varies with the fabric) or
-/// the connection-table size, so the simulator's NICs are configured here, from the same
-/// model constructors.
-pub fn sim_factory(kind: Kind, addr: NicAddr, seed: u64, p: &TransportParams) -> Result<Box<dyn Transport>, String> {
-    use mroce_model::endpoint::{Endpoint, EndpointConfig};
-    use mroce_model::rocev2::{RoceConfig, RoceEndpoint};
-    Ok(match kind {
-        Kind::Mroce => Box::new(Endpoint::new(
-            EndpointConfig {
-                addr,
-                paths: p.paths.clamp(1, mroce_model::params::PATHS as u16) as u8,
-                mtu: p.mtu,
-                rx_capacity_mbps: p.rx_capacity_mbps,
-                max_connections: p.max_connections.max(EndpointConfig::default().max_connections),
-                ..Default::default()
-            },
-            seed,
-        )),
-        Kind::Rocev2 => Box::new(RoceEndpoint::new(
-            RoceConfig {
-                addr,
-                mtu: p.mtu,
-                ..Default::default()
-            },
-            seed,
-        )),
-    })
-}
-
 struct Bars {
     bar: Option<ProgressBar>,
     quiet: bool,
@@ -414,7 +381,7 @@ pub fn run(args: &SimArgs) -> ExitCode {
         bar: None,
         quiet: false,
     };
-    let mut factory = sim_factory;
+    let mut factory = mroce_sim::model_factory;
     let r = match &args.cmd {
         SimCmd::LossSweep(a) => {
             let p = experiments::LossSweep {

@@ -3,9 +3,9 @@
 
 use std::process::Command;
 
-use mroce::cli_sim::sim_factory;
 use mroce_sim::experiments::{self, Collective, Common, NoHooks, Summary};
 use mroce_sim::fabric::FabricConfig;
+use mroce_sim::model_factory as sim_factory;
 use serde_json::Value;
 
 fn common() -> Common {
@@ -73,6 +73,16 @@ fn loss_sweep_small() {
             assert_eq!(r["drops_loss"], 0);
         } else {
             assert!(r["drops_loss"].as_u64().unwrap() > 0);
+        }
+    }
+    // mroce's NICs count their frames: at least one data frame per MTU delivered, plus one
+    // per retransmission; every lossy run also probes.
+    for r in rows(&s, "mroce") {
+        let min_frames = r["bytes_delivered"].as_u64().unwrap().div_ceil(4096) + r["retransmits"].as_u64().unwrap();
+        assert!(r["tx_data"].as_u64().unwrap() >= min_frames, "{r}");
+        assert!(r["tx_acks"].as_u64().unwrap() > 0, "{r}");
+        if r["loss"] != 0.0 {
+            assert!(r["probes_sent"].as_u64().unwrap() > 0, "{r}");
         }
     }
     // mroce keeps useful bandwidth at 10% loss.

@@ -2,9 +2,9 @@
 //! bytes and frames, content integrity, determinism, ECMP determinism, and no delivery over a
 //! dead plane.
 
-use mroce::cli_sim::sim_factory;
 use mroce_sim::engine::{self, RunConfig, RunReport};
 use mroce_sim::fabric::{ecmp_pick, FabricConfig, FailTarget, Failure, LossScope};
+use mroce_sim::model_factory as sim_factory;
 use mroce_sim::rng::{derive_seed, Rng};
 use mroce_sim::workload::Workload;
 use mroce_sim::Kind;

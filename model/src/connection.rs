@@ -260,7 +260,7 @@ pub struct Connection {
     tlp_sent: [u8; PATHS],
     /// Bit p: path p's newest frame is data, so a trailing probe is owed when the send
     /// queue runs dry (SPEC.md §8.4).
-    trail_owed: u16,
+    trail_owed: u32,
     /// Send time (low 32 bits of ns) of the newest data or probe frame of each path: the
     /// evidence test of the early tail-loss probe (SPEC.md §8.3).
     last_tx: [u32; PATHS],

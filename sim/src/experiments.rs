@@ -258,6 +258,10 @@ fn run_fields(r: &RunReport) -> Value {
         "drops_failure": r.net.drops_failure,
         "ecn_marks": r.net.ecn_marks,
         "rtos": r.counter("rtos") + r.counter("timeouts"),
+        // protocol overhead: data frames (first copies and retransmissions), ACKs, probes
+        "tx_data": r.counter("tx_data"),
+        "tx_acks": r.counter("tx_acks"),
+        "probes_sent": r.counter("probes_sent"),
         "events": r.events,
         "events_per_s": r.events_per_s,
         "sim_end_us": r.end_ns as f64 / 1000.0,

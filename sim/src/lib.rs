@@ -80,3 +80,33 @@ pub struct TransportParams {
 
 /// Builds one NIC: `(kind, addresses, seed, params)`.
 pub type Factory<'a> = dyn FnMut(Kind, NicAddr, u64, &TransportParams) -> Result<Box<dyn Transport>, String> + 'a;
+
+/// The model's NICs (mroce `Endpoint`, RoCEv2 `RoceEndpoint`) as a [`Factory`]: what
+/// `mroce sim` runs. Configured here rather than by `mroce::transports::make_transport`, which
+/// does not take the MTU, the receiver capacity (mroce's fair-share hints must equal the NIC's
+/// inbound capacity, which varies with the fabric) or the connection-table size.
+pub fn model_factory(kind: Kind, addr: NicAddr, seed: u64, p: &TransportParams) -> Result<Box<dyn Transport>, String> {
+    use mroce_model::endpoint::{Endpoint, EndpointConfig};
+    use mroce_model::rocev2::{RoceConfig, RoceEndpoint};
+    Ok(match kind {
+        Kind::Mroce => Box::new(Endpoint::new(
+            EndpointConfig {
+                addr,
+                paths: p.paths.clamp(1, mroce_model::params::PATHS as u16) as u8,
+                mtu: p.mtu,
+                rx_capacity_mbps: p.rx_capacity_mbps,
+                max_connections: p.max_connections.max(EndpointConfig::default().max_connections),
+                ..Default::default()
+            },
+            seed,
+        )),
+        Kind::Rocev2 => Box::new(RoceEndpoint::new(
+            RoceConfig {
+                addr,
+                mtu: p.mtu,
+                ..Default::default()
+            },
+            seed,
+        )),
+    })
+}
