@@ -868,6 +868,12 @@ impl Connection {
             .fold(0u32, |m, p| m | 1 << p);
         let Some(path) = self.sel.select(room & on_ready) else {
             self.port_blocked = self.sel.eligible_mask(room) != 0;
+            // Over-committed (a lower hint came with more in flight, as in an incast): the
+            // paths' tails were probably dropped and nothing follows them, so the owed
+            // trailing probes go now (SPEC.md §8.4).
+            if self.sel.total_inflight() > self.sel.conn_limit() {
+                return self.poll_trailing_probe(now, local, buf, ctx);
+            }
             return None;
         };
         let pi = path as usize;

@@ -306,7 +306,8 @@ impl Endpoint {
     }
 
     /// Recount active senders at most once per hint window; hint = capacity / active.
-    fn refresh_hint(&mut self, now: Nanos) {
+    /// `arriving`: the connection whose data frame is being handled counts as active.
+    fn refresh_hint(&mut self, now: Nanos, arriving: Option<ConnId>) {
         if self.cfg.rx_capacity_mbps == 0 {
             self.hint_mbps = 0;
             return;
@@ -320,7 +321,7 @@ impl Endpoint {
             .conns
             .iter()
             .flatten()
-            .filter(|c| c.last_rx_data != 0 && c.last_rx_data >= since)
+            .filter(|c| Some(c.id) == arriving || (c.last_rx_data != 0 && c.last_rx_data >= since))
             .count() as u32;
         self.hint_mbps = self.cfg.rx_capacity_mbps / active.max(1);
     }
@@ -647,7 +648,16 @@ impl Transport for Endpoint {
             }
             _ => {
                 self.counters.rx_data += 1;
-                self.refresh_hint(now);
+                // A sender that was not counted active makes the hint recount at once: the
+                // others' share falls the moment it starts, not up to half a window later.
+                let since = now.saturating_sub(self.cfg.hint_window_ns);
+                if self
+                    .connection_mut(id)
+                    .is_some_and(|c| c.last_rx_data == 0 || c.last_rx_data < since)
+                {
+                    self.hint_at = now;
+                }
+                self.refresh_hint(now, Some(id));
                 let hint = self.hint_mbps;
                 let ce = f.addrs.ecn == wire::ecn::CE;
                 if let Some((c, mut ctx)) = self.split(id) {
@@ -732,7 +742,7 @@ impl Transport for Endpoint {
                 continue; // stale entry: the connection rescheduled
             }
             c.scheduled = None;
-            self.refresh_hint(now);
+            self.refresh_hint(now, None);
             let hint = self.hint_mbps;
             self.run_conn_timers(now, id, hint);
             self.schedule(id, now);

@@ -141,6 +141,11 @@ impl PathSelector {
     }
 
     /// Connection-wide limit on packets in flight (from the receiver's rate hint).
+    pub fn conn_limit(&self) -> u16 {
+        self.conn_limit
+    }
+
+    /// Set the connection-wide limit on packets in flight.
     pub fn set_conn_limit(&mut self, pkts: u16) {
         self.conn_limit = pkts.max(1);
     }

@@ -38,7 +38,7 @@ pub fn cases() -> Vec<Case> {
         case(
             "C-8.5-03",
             "§8.5",
-            "Rate hint: capacity divided by the connections that sent data within hint_window_ns",
+            "Rate hint: capacity divided by the connections that sent data within hint_window_ns; a new sender makes it recount at once",
             &[Need::ExactTime],
             hint_share,
         ),
@@ -56,6 +56,13 @@ pub fn cases() -> Vec<Case> {
             "A received rate hint bounds the sender's packets in flight (R x 2 x min RTT / frame + 2)",
             &[],
             hint_applied,
+        ),
+        case(
+            "C-8.4-19",
+            "§8.4",
+            "Over-committed connection: a hint that drops the limit below the packets in flight sends each path's trailing probe, no data; a lost tail is retransmitted once the limit allows",
+            &[],
+            overcommit_probe,
         ),
     ]
 }
@@ -203,15 +210,23 @@ fn hint_share(t: &mut Tester<'_>) -> R {
     let mut b = second(t)?;
     let k = t.region(64, true, |_| 0)?;
     // The hint is recomputed when data arrives, at most every hint_window_ns / 2 (10 us), from
-    // the connections whose last data arrived within hint_window_ns (20 us) before.
+    // the connections whose last data arrived within hint_window_ns (20 us) before, the
+    // arriving one included; a connection that was not active makes it recount at once.
     check_eq!("hint, no connection active before", hint_of(t, &mut a, k, 0)?, 400_000);
-    check_eq!("hint, not recomputed within 10 us", hint_of(t, &mut b, k, 0)?, 400_000);
-    t.advance(10_000)?;
-    check_eq!("hint with two active senders", hint_of(t, &mut b, k, 1)?, 200_000);
-    t.advance(10_000)?;
+    check_eq!(
+        "hint at a second sender's first frame",
+        hint_of(t, &mut b, k, 0)?,
+        200_000
+    );
+    t.advance(15_000)?;
     check_eq!("hint with two active senders", hint_of(t, &mut a, k, 1)?, 200_000);
+    t.advance(7_000)?;
+    // b's last data is 22 us old, but the last recount was 7 us ago
+    check_eq!("hint, not recomputed within 10 us", hint_of(t, &mut a, k, 2)?, 200_000);
+    t.advance(4_000)?;
+    check_eq!("hint after b went idle", hint_of(t, &mut a, k, 3)?, 400_000);
     t.advance(25_000)?;
-    check_eq!("hint after both went idle", hint_of(t, &mut b, k, 2)?, 400_000);
+    check_eq!("hint after both went idle", hint_of(t, &mut b, k, 1)?, 400_000);
     Ok(())
 }
 
@@ -232,11 +247,83 @@ fn hint_applied(t: &mut Tester<'_>) -> R {
     // ACK the first packet with a hint of 1 Mb/s: with a 10 us RTT the share is
     // 1 x 10000 / 8000 = 1 byte: limit = 2 / 166 + 2 = 2 packets in flight.
     ack_all(t, &p, &v[..1], 0, 1)?;
-    let w = data(t)?;
+    // (over-committed: the path's trailing probe goes, C-8.4-19; data does not)
+    let w = t.data_burst()?;
     check_eq!("packets sent with 7 in flight and a limit of 2", w.len(), 0);
     // ACK everything (no hint: the previous limit stays).
     ack_all(t, &p, &v, 0, 0)?;
-    let w = data(t)?;
+    let w = t.data_burst()?;
     check_eq!("packets in flight under the hint", w.len(), 2);
+    Ok(())
+}
+
+/// C-8.4-19: two paths, 40 chunks queued; the first ACK brings a hint whose limit (2) is far
+/// below the 15 packets in flight. Each path's newest frame is data and nothing follows it, so
+/// each gets its trailing probe (SPEC.md §8.3 step 5, §8.4). Path 1's probe arrives and its
+/// newest data frame did not: the loss is found, and retransmitted once path 0's ACK empties
+/// the flight. (On real sockets a tail-loss probe may add probes, before the hint too: only
+/// data is counted; the model and HDL targets see only the trailing probes.)
+fn overcommit_probe(t: &mut Tester<'_>) -> R {
+    let (p, src) = open(t, 2)?;
+    t.post_write(&p, 0, lb(src, 0, 64 * 40), rb(VA, 0x101), 1)?;
+    let v = t.data_burst()?;
+    check_eq!("initial windows (2 paths x CWND_INIT_PKTS)", v.len(), 16);
+    let on = |path: u8| -> Vec<Pkt> {
+        v.iter()
+            .filter(|f| f.mrh().is_some_and(|m| m.path == path))
+            .cloned()
+            .collect()
+    };
+    let (v0, v1) = (on(0), on(1));
+    check!(
+        v0.len() == 8 && v1.len() == 8,
+        "expected 8 frames per path, got {} and {}",
+        v0.len(),
+        v1.len()
+    );
+    t.advance(10_000)?;
+    let before = t.counters();
+    // a hint of 1 Mb/s over a 10 us RTT: limit 2 packets, 15 in flight
+    ack_all(t, &p, &v0[..1], 0, 1)?;
+    let w = t.data_burst()?;
+    check_eq!("data frames while over-committed", w.len(), 0);
+    let tr = t.trailing.clone();
+    let mut probes = Vec::new();
+    for d in [&v0, &v1] {
+        let newest = d.last().expect("frames");
+        let m = newest.mrh().expect("MRH");
+        let Some(pr) = tr.iter().find(|f| {
+            f.mrh()
+                .is_some_and(|x| x.path == m.path && x.psn == m.psn.wrapping_add(1))
+        }) else {
+            fail!(
+                "no trailing probe behind path {}'s newest frame (PSN {:#x})",
+                m.path,
+                m.psn
+            )
+        };
+        check_eq!("probe on the path's entropy", pr.addrs.src_port, newest.addrs.src_port);
+        probes.push(pr.clone());
+    }
+    // Path 1: its probe arrived, its newest data frame did not.
+    let mut got1: Vec<Pkt> = v1[..7].to_vec();
+    got1.push(probes[1].clone());
+    ack_all(t, &p, &got1, 0, 0)?;
+    let w = t.data_burst()?;
+    check_eq!("data frames with 7 in flight and a limit of 2", w.len(), 0);
+    // Path 0: everything arrived; the flight is empty and the lost chunk goes first.
+    let mut got0 = v0.clone();
+    got0.push(probes[0].clone());
+    ack_all(t, &p, &got0, 0, 0)?;
+    let w = t.data_burst()?;
+    check_eq!("data frames under the limit", w.len(), 2);
+    check!(
+        w[0].is_retx(),
+        "the first frame must be the retransmission, got {}",
+        w[0].describe()
+    );
+    let off = |f: &Pkt| f.data().map(|(_, s, _)| s.offset);
+    check_eq!("retransmitted chunk", off(&w[0]), off(&v1[7]));
+    t.expect_counters(&before, &[("losses_detected", 1), ("retransmits", 1)])?;
     Ok(())
 }
