@@ -220,32 +220,6 @@ impl Transport for Null {
     }
 }
 
-fn model(kind: Kind, addr: NicAddr, seed: u64, p: &TransportParams) -> Result<Box<dyn Transport>, String> {
-    use mroce_model::endpoint::{Endpoint, EndpointConfig};
-    use mroce_model::rocev2::{RoceConfig, RoceEndpoint};
-    Ok(match kind {
-        Kind::Mroce => Box::new(Endpoint::new(
-            EndpointConfig {
-                addr,
-                paths: p.paths as u8,
-                mtu: p.mtu,
-                rx_capacity_mbps: p.rx_capacity_mbps,
-                max_connections: p.max_connections.max(4096),
-                ..Default::default()
-            },
-            seed,
-        )),
-        Kind::Rocev2 => Box::new(RoceEndpoint::new(
-            RoceConfig {
-                addr,
-                mtu: p.mtu,
-                ..Default::default()
-            },
-            seed,
-        )),
-    })
-}
-
 fn bench(c: &mut Criterion) {
     // One (fat) spine per plane: no ECMP collisions, so the lossless null transport, which
     // never retransmits, completes; the same fabric for all three cases.
@@ -270,7 +244,7 @@ fn bench(c: &mut Criterion) {
             if null {
                 Ok(Box::new(Null::new(a, p.mtu)))
             } else {
-                model(k, a, s, p)
+                mroce_sim::model_factory(k, a, s, p)
             }
         };
         let probe = engine::run(&cfg, &w, &mut factory, None).unwrap();
