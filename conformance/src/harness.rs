@@ -17,7 +17,7 @@ use mroce_model::memory::MrKey;
 use mroce_model::transport::{Completion, ConnId, Event, LocalBuf, NicAddr, RemoteBuf, Status, WorkKind};
 use mroce_model::wire::{self, ecn, opcode, Akh, Bth, Cmh, FrameAddrs, MrPacket, Mrh, Nkh, Rph, Sdh};
 
-use crate::adapter::{Adapter, Env, Setup};
+use crate::adapter::{Adapter, Env, Need, Setup};
 
 /// A failed expectation: the first difference found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -585,6 +585,13 @@ impl<'a> Tester<'a> {
     /// Current IUT time.
     pub fn now(&self) -> u64 {
         self.a.now()
+    }
+
+    /// The IUT's clock moves only as the case says ([`Need::ExactTime`]): no timer of its own
+    /// fires while the tester works. Cases that run everywhere use it to be strict where they
+    /// can.
+    pub fn timers_exact(&self) -> bool {
+        self.a.lacks(Need::ExactTime).is_none()
     }
 
     /// Hand a frame to the IUT on port `plane`.

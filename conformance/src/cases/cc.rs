@@ -158,7 +158,7 @@ fn ecn_reroute(t: &mut Tester<'_>) -> R {
     // ACK every packet at once, cumulatively per path; path 0's ACKs carry CE.
     let mut acked: [Vec<Pkt>; 4] = Default::default();
     let mut sport0 = None;
-    let before = t.counters();
+    let mut before = t.counters();
     for _ in 0..2000 {
         let v = t.drain()?;
         if v.is_empty() {
@@ -174,15 +174,30 @@ fn ecn_reroute(t: &mut Tester<'_>) -> R {
                     None => sport0 = Some(f.addrs.src_port),
                     Some(s) if s != f.addrs.src_port => {
                         let c = t.counters();
+                        if !t.timers_exact()
+                            && c["ecn_reroutes"] == before["ecn_reroutes"]
+                            && c["entropy_rerolls"] > before["entropy_rerolls"]
+                        {
+                            // On a loaded host's sockets an RTO re-rolled the path (before the
+                            // first ACK its RTO is 200 us): watch the new route from here.
+                            sport0 = Some(f.addrs.src_port);
+                            before = c;
+                            acked[path].push(f);
+                            let all = &acked[path];
+                            ack_all_rtt(t, &p, all, 1, 0, SLOW_RTT_NS)?;
+                            continue;
+                        }
                         check!(
                             c["ecn_reroutes"] > before["ecn_reroutes"],
                             "entropy changed without an ECN re-route"
                         );
-                        check_eq!(
-                            "entropy_rerolls (RTO re-rolls only)",
-                            c["entropy_rerolls"] - before["entropy_rerolls"],
-                            0
-                        );
+                        if t.timers_exact() {
+                            check_eq!(
+                                "entropy_rerolls (RTO re-rolls only)",
+                                c["entropy_rerolls"] - before["entropy_rerolls"],
+                                0
+                            );
+                        }
                         check!(f.addrs.src_port >= 0xC000, "new entropy {:#x}", f.addrs.src_port);
                         check!(c["ecn_echoes"] > before["ecn_echoes"], "ECN echoes counted");
                         return Ok(());

@@ -645,18 +645,33 @@ fn trailing(t: &mut Tester<'_>) -> R {
     post(t, &p, src, 0, 4, 1)?;
     let v = data_frames(t)?;
     check_eq!("chunks", v.len(), 4);
-    let tr = t.trailing.clone();
-    check_eq!("trailing probes (one per path)", tr.len(), 2);
+    // One probe behind each path's newest data frame. On real sockets a path's tail-loss probe
+    // (95 us before its first RTT sample) may add one behind it.
+    let all = t.trailing.clone();
     let on = |path: u8| -> Vec<&Pkt> { v.iter().filter(|f| f.mrh().unwrap().path == path).collect() };
-    for pr in &tr {
-        let m = pr.mrh().unwrap();
-        let Some(newest) = on(m.path).last().copied() else {
-            fail!("trailing probe on path {} that carried no data", m.path)
+    let mut tr = Vec::new();
+    for path in 0..2u8 {
+        let Some(newest) = on(path).last().copied() else {
+            fail!("path {path} carried no data")
         };
-        check_eq!("probe PSN (the path's next)", H(m.psn), H(psn(newest).wrapping_add(1)));
+        let Some(pr) = all.iter().find(|f| {
+            f.mrh()
+                .is_some_and(|m| m.path == path && m.psn == psn(newest).wrapping_add(1))
+        }) else {
+            fail!(
+                "no trailing probe behind path {path}'s newest frame (PSN {:#x})",
+                psn(newest)
+            )
+        };
         check_eq!("probe on the path's entropy", pr.addrs.src_port, newest.addrs.src_port);
         check_eq!("probe on the path's plane", pr.plane, newest.plane);
         check!(pr.bth.ack_req, "the trailing probe must request an ACK");
+        tr.push(pr.clone());
+    }
+    if !t.timers_exact() {
+        check!(all.len() <= 4, "{} probes after a burst on 2 paths", all.len());
+    } else {
+        check_eq!("trailing probes (one per path)", all.len(), 2);
     }
     // On real sockets a path's tail-loss probe (95 us before its first RTT sample) may fire
     // while the tester works: probes are tolerated below, data is not.
