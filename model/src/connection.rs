@@ -129,12 +129,53 @@ pub enum ConnState {
 }
 
 /// What occupies a transmit slot (one per path PSN in the window).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Slot {
-    #[default]
     Empty,
     Probe,
     Chunk(ChunkRef),
+}
+
+/// The transmit slots of every path (SPEC.md §8.3), `PATHS` × `SACK_BITS`, 12 bytes each and
+/// all zero when Empty: the table is allocated zeroed, so a page of it is touched only when a
+/// PSN first lands there (thousands of connections would otherwise each write 48 KiB when
+/// they open).
+#[derive(Debug)]
+struct SlotTable(Vec<[u32; 3]>);
+
+impl SlotTable {
+    const PROBE: u32 = 1;
+    const CHUNK: u32 = 2;
+
+    fn new() -> Self {
+        SlotTable(vec![[0; 3]; PATHS * crate::params::SACK_BITS])
+    }
+
+    fn index(path: u8, psn: u32) -> usize {
+        path as usize % PATHS * crate::params::SACK_BITS + psn as usize % crate::params::SACK_BITS
+    }
+
+    fn put(&mut self, path: u8, psn: u32, slot: Slot) {
+        self.0[Self::index(path, psn)] = match slot {
+            Slot::Empty => [0; 3],
+            Slot::Probe => [Self::PROBE, 0, 0],
+            Slot::Chunk(c) => [Self::CHUNK | u32::from(c.stream) << 16, c.msg_seq, c.chunk],
+        };
+    }
+
+    /// The slot of `psn` on `path`, which becomes Empty.
+    fn take(&mut self, path: u8, psn: u32) -> Slot {
+        let w = core::mem::take(&mut self.0[Self::index(path, psn)]);
+        match w[0] & 3 {
+            Self::PROBE => Slot::Probe,
+            Self::CHUNK => Slot::Chunk(ChunkRef {
+                stream: (w[0] >> 16) as u16,
+                msg_seq: w[1],
+                chunk: w[2],
+            }),
+            _ => Slot::Empty,
+        }
+    }
 }
 
 /// Identity of one packet-sized piece of a message.
@@ -250,7 +291,7 @@ pub struct Connection {
     sb: TracedTxScoreboard,
     sel: TracedPathSelector,
     rtt: [RttEstimator; PATHS],
-    slots: Vec<Slot>,
+    slots: SlotTable,
     streams_tx: Vec<StreamTx>,
     active: VecDeque<u16>,
     retx: VecDeque<ChunkRef>,
@@ -354,7 +395,7 @@ impl Connection {
             sb,
             sel,
             rtt: [RttEstimator::default(); PATHS],
-            slots: vec![Slot::Empty; PATHS * crate::params::SACK_BITS],
+            slots: SlotTable::new(),
             streams_tx: Vec::new(),
             active: VecDeque::new(),
             retx: VecDeque::new(),
@@ -797,7 +838,7 @@ impl Connection {
         let rto = self.rto(pi);
         let psn = self.sb.send(p, t32(now), rto)?;
         self.note_rto(p, now);
-        self.slots[pi * crate::params::SACK_BITS + psn as usize % crate::params::SACK_BITS] = Slot::Probe;
+        self.slots.put(p, psn, Slot::Probe);
         self.sel.charge_probe(p);
         self.last_tx[pi] = t32(now);
         self.trail_owed &= !(1 << p);
@@ -896,7 +937,7 @@ impl Connection {
             // Round robin over streams, one packet at a time.
             self.active.push_back(s);
         }
-        self.slots[pi * crate::params::SACK_BITS + psn as usize % crate::params::SACK_BITS] = Slot::Chunk(chunk);
+        self.slots.put(path, psn, Slot::Chunk(chunk));
         let mtu = u32::from(self.mtu);
         let sp = *self.sel.path(path);
         let floor = self.sb.path(path).una;
@@ -1157,14 +1198,13 @@ impl Connection {
     /// Fold one scoreboard word result into the message tables.
     /// Returns how many of the resolved PSNs were probes.
     fn apply_word(&mut self, path: u8, r: &WordResult, ctx: &mut Ctx<'_>) -> u16 {
-        let base = path as usize * crate::params::SACK_BITS;
         let mut probes = 0;
         let mut freed = r.freed;
         while freed != 0 {
             let b = freed.trailing_zeros();
             freed &= freed - 1;
             let psn = r.word_psn.wrapping_add(b);
-            let slot = core::mem::take(&mut self.slots[base + psn as usize % crate::params::SACK_BITS]);
+            let slot = self.slots.take(path, psn);
             match slot {
                 Slot::Chunk(c) => self.chunk_acked(c, ctx),
                 Slot::Probe => probes += 1,
@@ -1176,7 +1216,7 @@ impl Connection {
             let b = lost.trailing_zeros();
             lost &= lost - 1;
             let psn = r.word_psn.wrapping_add(b);
-            let slot = core::mem::take(&mut self.slots[base + psn as usize % crate::params::SACK_BITS]);
+            let slot = self.slots.take(path, psn);
             ctx.counters.losses_detected += 1;
             match slot {
                 Slot::Chunk(c) => self.chunk_lost(c),
