@@ -306,22 +306,26 @@ impl Endpoint {
     }
 
     /// Recount active senders at most once per hint window; hint = capacity / active.
-    /// `arriving`: the connection whose data frame is being handled counts as active.
+    /// `arriving`: the connection whose data frame is being handled counts as active, and if it
+    /// was not, the recount happens now: the others' share falls the moment a new sender
+    /// starts, not up to half a window later.
     fn refresh_hint(&mut self, now: Nanos, arriving: Option<ConnId>) {
         if self.cfg.rx_capacity_mbps == 0 {
             self.hint_mbps = 0;
             return;
         }
-        if now < self.hint_at {
+        let since = now.saturating_sub(self.cfg.hint_window_ns);
+        let active = |c: &Connection| c.last_rx_data != 0 && c.last_rx_data >= since;
+        let newcomer = arriving.and_then(|id| self.connection(id)).is_some_and(|c| !active(c));
+        if now < self.hint_at && !newcomer {
             return;
         }
         self.hint_at = now + self.cfg.hint_window_ns / 2;
-        let since = now.saturating_sub(self.cfg.hint_window_ns);
         let active = self
             .conns
             .iter()
             .flatten()
-            .filter(|c| Some(c.id) == arriving || (c.last_rx_data != 0 && c.last_rx_data >= since))
+            .filter(|c| Some(c.id) == arriving || active(c))
             .count() as u32;
         self.hint_mbps = self.cfg.rx_capacity_mbps / active.max(1);
     }
@@ -648,15 +652,6 @@ impl Transport for Endpoint {
             }
             _ => {
                 self.counters.rx_data += 1;
-                // A sender that was not counted active makes the hint recount at once: the
-                // others' share falls the moment it starts, not up to half a window later.
-                let since = now.saturating_sub(self.cfg.hint_window_ns);
-                if self
-                    .connection_mut(id)
-                    .is_some_and(|c| c.last_rx_data == 0 || c.last_rx_data < since)
-                {
-                    self.hint_at = now;
-                }
                 self.refresh_hint(now, Some(id));
                 let hint = self.hint_mbps;
                 let ce = f.addrs.ecn == wire::ecn::CE;
