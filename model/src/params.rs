@@ -7,19 +7,51 @@
 /// UDP destination port of RoCEv2 and mroce (IANA "roce").
 pub const ROCEV2_UDP_PORT: u16 = 4791;
 
-/// Paths per connection (each with its own PSN space, window, RTT and UDP source port).
-pub const PATHS: usize = 16;
-/// Width of a path index in bits (`PATHS` = 2^PATH_BITS).
-pub const PATH_BITS: u32 = 4;
+// Hardware configurations (issue 7, SPEC.md §7). The default is the full one: 16 paths and a
+// 256-bit SACK window. A board too small for it builds the whole stack (model, HDL, firmware)
+// with one of the cargo features below (`config-small` wins over `config-reduced`). Neither is
+// enabled by the workspace build, so SPEC.md's wire format is the default configuration's.
 
-/// Bits of the per-path SACK bitmap (receive window in packets).
-pub const SACK_BITS: usize = 256;
+/// Name of the compiled hardware configuration (`default`, `reduced` or `small`).
+#[cfg(not(any(feature = "config-reduced", feature = "config-small")))]
+pub const CONFIG_NAME: &str = "default";
+/// Name of the compiled hardware configuration (`default`, `reduced` or `small`).
+#[cfg(all(feature = "config-reduced", not(feature = "config-small")))]
+pub const CONFIG_NAME: &str = "reduced";
+/// Name of the compiled hardware configuration (`default`, `reduced` or `small`).
+#[cfg(feature = "config-small")]
+pub const CONFIG_NAME: &str = "small";
+
+/// Width of a path index in bits (`PATHS` = 2^PATH_BITS): 4 (default), 3 (reduced), 2 (small).
+#[cfg(not(any(feature = "config-reduced", feature = "config-small")))]
+pub const PATH_BITS: u32 = 4;
+/// Width of a path index in bits (`PATHS` = 2^PATH_BITS): 4 (default), 3 (reduced), 2 (small).
+#[cfg(all(feature = "config-reduced", not(feature = "config-small")))]
+pub const PATH_BITS: u32 = 3;
+/// Width of a path index in bits (`PATHS` = 2^PATH_BITS): 4 (default), 3 (reduced), 2 (small).
+#[cfg(feature = "config-small")]
+pub const PATH_BITS: u32 = 2;
+/// Paths per connection (each with its own PSN space, window, RTT and UDP source port).
+pub const PATHS: usize = 1 << PATH_BITS;
+
+/// Width of the word index inside the SACK ring: 3 (default), 2 (reduced), 1 (small).
+#[cfg(not(any(feature = "config-reduced", feature = "config-small")))]
+pub const SACK_WORD_INDEX_BITS: u32 = 3;
+/// Width of the word index inside the SACK ring: 3 (default), 2 (reduced), 1 (small).
+#[cfg(all(feature = "config-reduced", not(feature = "config-small")))]
+pub const SACK_WORD_INDEX_BITS: u32 = 2;
+/// Width of the word index inside the SACK ring: 3 (default), 2 (reduced), 1 (small).
+#[cfg(feature = "config-small")]
+pub const SACK_WORD_INDEX_BITS: u32 = 1;
+
+/// Bits of the per-path SACK bitmap (receive window in packets): 256, 128 or 64.
+pub const SACK_BITS: usize = SACK_WORDS * SACK_WORD_BITS;
+/// Width of a bit index inside the SACK ring (`SACK_BITS` = 2^SACK_INDEX_BITS).
+pub const SACK_INDEX_BITS: u32 = SACK_WORD_INDEX_BITS + SACK_WORD_BITS.trailing_zeros();
 /// Bits per bitmap word: the unit by which windows slide (design-notes §5).
 pub const SACK_WORD_BITS: usize = 32;
 /// Words in the per-path SACK ring (`SACK_BITS / SACK_WORD_BITS`).
-pub const SACK_WORDS: usize = SACK_BITS / SACK_WORD_BITS;
-/// Width of the word index inside the ring.
-pub const SACK_WORD_INDEX_BITS: u32 = 3;
+pub const SACK_WORDS: usize = 1 << SACK_WORD_INDEX_BITS;
 
 /// Width of per-path packet sequence numbers (wrap-safe serial arithmetic, RFC 1982).
 pub const PSN_BITS: u32 = 32;

@@ -253,10 +253,13 @@ mod tests {
         let isn = u32::MAX - 10;
         let mut t = RxTracker::new(isn);
         assert_eq!(
-            t.packet(&pkt(2, isn.wrapping_add(256), isn)).verdict,
+            t.packet(&pkt(2, isn.wrapping_add(SACK_BITS as u32), isn)).verdict,
             RxVerdict::OutOfWindow
         );
-        assert_eq!(t.packet(&pkt(2, isn.wrapping_add(255), isn)).verdict, RxVerdict::New);
+        assert_eq!(
+            t.packet(&pkt(2, isn.wrapping_add(SACK_BITS as u32 - 1), isn)).verdict,
+            RxVerdict::New
+        );
         for i in 0..32u32 {
             t.packet(&pkt(2, isn.wrapping_add(i), isn));
         }

@@ -284,14 +284,14 @@ mod tests {
         while s.send(2, 0, 100).is_some() {
             n += 1;
         }
-        assert_eq!(n, 224);
+        assert_eq!(n, SACK_BITS - SACK_WORD_BITS);
         assert_eq!(s.timer(2, 50, 100), TimerResult::Idle);
         assert_eq!(s.timer(2, 100, 100), TimerResult::Expired { backoff: 1 });
         let mut lost = 0;
-        for _ in 0..8 {
-            lost += s.expire_head(2).lost.count_ones();
+        for _ in 0..SACK_WORDS {
+            lost += s.expire_head(2).lost.count_ones() as usize;
         }
-        assert_eq!(lost, 224);
+        assert_eq!(lost, SACK_BITS - SACK_WORD_BITS);
         assert!(s.has_room(2));
     }
 }
