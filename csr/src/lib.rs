@@ -244,7 +244,7 @@ pub const REGS: &[Reg] = &[
         name: "ROOM_MASK",
         offset: ROOM_MASK,
         access: Access::Ro,
-        reset: 0xFFFF,
+        reset: (1 << params::PATHS) - 1,
         doc: "bit p: path p has room",
     },
     Reg {

@@ -275,7 +275,7 @@ impl<const CTX: usize> RegBank<CTX> {
             csr::VERSION => self.version,
             csr::PARAMS => csr::PARAMS_VALUE,
             csr::CONTROL => self.control,
-            csr::ROOM_MASK => 0xFFFF,
+            csr::ROOM_MASK => (1 << PATHS) - 1,
             csr::SEL_CMD_ARG => self.cmd_arg,
             csr::SEL_CMD => {
                 if self.pending {

@@ -76,7 +76,7 @@ mod soc {
         let planes = ((csr::PARAMS_VALUE >> 24) as u8).min(4);
         let setup = fw.setup(&ConnRequest {
             peer: 0,
-            paths: 16,
+            paths: mroce_model::params::PATHS as u8,
             planes,
             cc: CcParams {
                 conn_limit: 0,

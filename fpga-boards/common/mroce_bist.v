@@ -43,17 +43,20 @@ module mroce_bist #(
     // drop probability of the channel, per 65536 packets (655: 1%)
     input wire [15:0] drop_thresh,
     // transport_core streams (this module is their master)
-    output reg rx_in_valid, input wire rx_in_ready, output reg [1:0] rx_in_op, output reg [3:0] rx_in_path,
+    output reg rx_in_valid, input wire rx_in_ready, output reg [1:0] rx_in_op,
+    output reg [`MROCE_PATH_BITS-1:0] rx_in_path,
     output reg [31:0] rx_in_psn, output reg [31:0] rx_in_floor, output reg rx_in_ce, output reg rx_in_ack_req,
-    output reg rx_in_commit, input wire rx_out_valid, output wire rx_out_ready, input wire [104:0] rx_out,
-    input wire [255:0] rx_out_sack,
-    output reg tx_in_valid, input wire tx_in_ready, output reg [2:0] tx_in_op, output reg [3:0] tx_in_path,
+    output reg rx_in_commit, input wire rx_out_valid, output wire rx_out_ready, input wire [`MROCE_RX_OUT_BITS-1:0] rx_out,
+    input wire [`MROCE_SACK_BITS-1:0] rx_out_sack,
+    output reg tx_in_valid, input wire tx_in_ready, output reg [2:0] tx_in_op,
+    output reg [`MROCE_PATH_BITS-1:0] tx_in_path,
     output reg [31:0] tx_in_psn, output reg [31:0] tx_in_mask, output reg [31:0] tx_in_lost_below,
     output reg [31:0] tx_in_now, output reg [31:0] tx_in_rto, input wire tx_out_valid, output wire tx_out_ready,
-    input wire [142:0] tx_out,
-    output reg sel_in_valid, input wire sel_in_ready, output reg [3:0] sel_in_op, output reg [3:0] sel_in_path,
+    input wire [`MROCE_TX_OUT_BITS-1:0] tx_out,
+    output reg sel_in_valid, input wire sel_in_ready, output reg [3:0] sel_in_op,
+    output reg [`MROCE_PATH_BITS-1:0] sel_in_path,
     output reg [15:0] sel_in_room, output reg [15:0] sel_in_a, output reg [15:0] sel_in_b, output reg [15:0] sel_in_c,
-    output reg sel_in_flag, input wire sel_out_valid, output wire sel_out_ready, input wire [29:0] sel_out,
+    output reg sel_in_flag, input wire sel_out_valid, output wire sel_out_ready, input wire [`MROCE_SEL_OUT_BITS-1:0] sel_out,
     // status
     output reg done, output reg pass,
     output reg [31:0] delivered, output reg [31:0] sent, output reg [31:0] retransmits,
@@ -66,6 +69,10 @@ module mroce_bist #(
 
     localparam NP = `MROCE_PATHS;
     localparam NW = `MROCE_SACK_WORDS;
+    // widths of the hardware configuration: path index, SACK word index, PSN offset in the window
+    localparam PB = `MROCE_PATH_BITS;
+    localparam WB = `MROCE_SACK_WORD_INDEX_BITS;
+    localparam SB = `MROCE_SACK_INDEX_BITS;
     localparam [31:0] WIN = `MROCE_CWND_MAX_PKTS;
     localparam [15:0] NP16 = NP;
     localparam [15:0] PLANES16 = PLANES;
@@ -114,7 +121,7 @@ module mroce_bist #(
     // ------------------------------------------------------------------ channel
     localparam SLOTS = 8;
     reg [SLOTS-1:0] c_v;
-    reg [3:0] c_path [0:SLOTS-1];
+    reg [PB-1:0] c_path [0:SLOTS-1];
     reg [31:0] c_psn [0:SLOTS-1];
     reg [SEQ_BITS-1:0] c_seq [0:SLOTS-1];
     reg [31:0] c_data [0:SLOTS-1];
@@ -136,7 +143,7 @@ module mroce_bist #(
     end
     // the sender's push (one clock pulse) and the receiver's take
     reg push;
-    reg [3:0] push_path;
+    reg [PB-1:0] push_path;
     reg [31:0] push_psn;
     reg [SEQ_BITS-1:0] push_seq;
     reg take;
@@ -160,9 +167,9 @@ module mroce_bist #(
 
     // ------------------------------------------------------------------ ACK queue (receiver -> sender)
     reg aq_v;
-    reg [3:0] aq_path;
+    reg [PB-1:0] aq_path;
     reg [31:0] aq_base;
-    reg [255:0] aq_sack;
+    reg [`MROCE_SACK_BITS-1:0] aq_sack;
     reg aq_pop;
     initial begin aq_v = 0; aq_pop = 0; end
 
@@ -170,6 +177,7 @@ module mroce_bist #(
     localparam R_IDLE = 0, R_WAIT = 1, R_CHECK = 2, R_INIT = 3;
     reg [1:0] rs;
     reg [4:0] rk;
+    wire [4:0] rk1 = rk + 5'd1;
     reg [SEQ_BITS-1:0] r_seq;
     reg [31:0] r_data;
     reg seen [0:(1<<SEQ_BITS)-1];  // delivered messages
@@ -186,10 +194,10 @@ module mroce_bist #(
         if (start && !done) case (rs)
             R_INIT: begin  // RESET every path at ISN 0, then wait for their records
                 if (rk < NP) begin
-                    rx_in_valid <= 1'b1; rx_in_op <= `MROCE_RX_OP_RESET; rx_in_path <= rk[3:0]; rx_in_psn <= 0;
+                    rx_in_valid <= 1'b1; rx_in_op <= `MROCE_RX_OP_RESET; rx_in_path <= rk[PB-1:0]; rx_in_psn <= 0;
                     if (rx_in_valid && rx_in_ready) begin
                         rk <= rk + 1;
-                        rx_in_path <= rk[3:0] + 4'd1;
+                        rx_in_path <= rk1[PB-1:0];
                         if (rk == NP - 1) rx_in_valid <= 1'b0;
                     end
                 end
@@ -251,7 +259,7 @@ module mroce_bist #(
     reg [3:0] ret;  // state after S_LOST
     reg [3:0] after_credit;  // state after S_CREDIT
     reg [4:0] k;
-    reg [3:0] cur_path;
+    reg [PB-1:0] cur_path;
     reg [31:0] lost_below;
     reg [31:0] word_psn;
     reg [31:0] lost_mask;
@@ -264,8 +272,8 @@ module mroce_bist #(
     reg from_retx;
     reg [SEQ_BITS-1:0] cur_seq;
     reg issued;
-    // message number of every outstanding PSN: seq_of[path][psn % 256]
-    reg [SEQ_BITS-1:0] seq_of [0:NP*256-1];
+    // message number of every outstanding PSN: seq_of[path][psn % SACK_BITS]
+    reg [SEQ_BITS-1:0] seq_of [0:NP*(1<<SB)-1];
     reg [SEQ_BITS-1:0] seq_rd;
     // retransmit queue (each message is at most once in it or outstanding)
     reg [SEQ_BITS-1:0] rq [0:(1<<SEQ_BITS)-1];
@@ -284,7 +292,9 @@ module mroce_bist #(
     wire [31:0] rec_psn = tx_out[`MROCE_TX_PSN];
     wire [31:0] lost_psn = word_psn + {26'b0, low_bit(lost_mask)};
     // ACK: highest non-zero SACK word (scanned from the top, one word per clock)
-    wire [31:0] aq_word = aq_sack[k[2:0]*32 +: 32];
+    wire [31:0] aq_word = aq_sack[k[WB-1:0]*32 +: 32];
+    // PSN offset of SACK word k in the ACK's window
+    wire [31:0] word_off = {{(27-WB){1'b0}}, k[WB-1:0], 5'b0};
     always @(posedge clock) begin
         push <= 1'b0;
         aq_pop <= 1'b0;
@@ -304,7 +314,7 @@ module mroce_bist #(
             pass <= 1'b0;
         end else if (start && !done) case (ss)
             S_INIT_TX: if (!issued) begin  // RESET every path's scoreboard at PSN 0
-                tx_in_valid <= 1'b1; tx_in_op <= `MROCE_TX_OP_RESET; tx_in_path <= k[3:0]; tx_in_psn <= 0;
+                tx_in_valid <= 1'b1; tx_in_op <= `MROCE_TX_OP_RESET; tx_in_path <= k[PB-1:0]; tx_in_psn <= 0;
                 issued <= 1'b1;
             end else if (tx_rec) begin
                 issued <= 1'b0;
@@ -350,7 +360,7 @@ module mroce_bist #(
             end else if (tx_rec) begin
                 issued <= 1'b0;
                 if (tx_out[`MROCE_TX_OK]) begin
-                    seq_of[{cur_path, rec_psn[7:0]}] <= cur_seq;
+                    seq_of[{cur_path, rec_psn[SB-1:0]}] <= cur_seq;
                     push <= 1'b1; push_path <= cur_path; push_psn <= tx_out[`MROCE_TX_PSN]; push_seq <= cur_seq;
                     sent <= sent + 1;
                     if (from_retx) begin rq_r <= rq_r + 1; retransmits <= retransmits + 1; end
@@ -363,7 +373,7 @@ module mroce_bist #(
             end
             S_ACK_HI: begin  // lost_below = one past the highest PSN the ACK reports
                 if (aq_word != 0) begin
-                    lost_below <= aq_base + {24'b0, k[2:0], 5'b0} + {26'b0, high_bit(aq_word)};
+                    lost_below <= aq_base + word_off + {26'b0, high_bit(aq_word)};
                     k <= 0; ss <= S_ACK_WORD;
                 end else if (k == 0) begin
                     k <= 0; ss <= S_ACK_WORD;
@@ -371,9 +381,9 @@ module mroce_bist #(
             end
             S_ACK_WORD: if (!issued) begin
                 tx_in_valid <= 1'b1; tx_in_op <= `MROCE_TX_OP_ACK_WORD; tx_in_path <= cur_path;
-                tx_in_psn <= aq_base + {24'b0, k[2:0], 5'b0}; tx_in_mask <= aq_word; tx_in_lost_below <= lost_below;
+                tx_in_psn <= aq_base + word_off; tx_in_mask <= aq_word; tx_in_lost_below <= lost_below;
                 tx_in_now <= now; tx_in_rto <= RTO32;
-                word_psn <= aq_base + {24'b0, k[2:0], 5'b0};
+                word_psn <= aq_base + word_off;
                 issued <= 1'b1;
             end else if (tx_rec) begin
                 issued <= 1'b0;
@@ -389,7 +399,7 @@ module mroce_bist #(
             end
             S_LOST: if (lost_mask == 0) ss <= ret;
             else begin  // one lost PSN per two clocks: look up its message
-                seq_rd <= seq_of[{cur_path, lost_psn[7:0]}];
+                seq_rd <= seq_of[{cur_path, lost_psn[SB-1:0]}];
                 lost_mask <= lost_mask & (lost_mask - 1);
                 lost_n <= lost_n + 1;
                 ss <= S_LOST_PUSH;
@@ -409,9 +419,9 @@ module mroce_bist #(
             end
             S_TIMER: if (k == NP) ss <= S_IDLE;
             else if (!issued) begin
-                tx_in_valid <= 1'b1; tx_in_op <= `MROCE_TX_OP_TIMER; tx_in_path <= k[3:0];
+                tx_in_valid <= 1'b1; tx_in_op <= `MROCE_TX_OP_TIMER; tx_in_path <= k[PB-1:0];
                 tx_in_now <= now; tx_in_rto <= RTO32;
-                cur_path <= k[3:0];
+                cur_path <= k[PB-1:0];
                 issued <= 1'b1;
             end else if (tx_rec) begin
                 issued <= 1'b0;

@@ -5,7 +5,7 @@
 // of this module: the co-simulation (cosim/, `mroce cosim --soc`) drives them from the model,
 // a board top from its traffic generator. The `MROCE_*` macros come from the generator
 // (mroce_hdl::soc), which takes them from mroce_csr and the firmware's memory map.
-module mroce_soc(clock,cpu_resetn,cmd_hold,room_from_stream,load_we,load_addr,load_data,dbg_addr,dbg_rdata,rx_in_valid,rx_in_ready,rx_in_op,rx_in_path,rx_in_psn,rx_in_floor,rx_in_ce,rx_in_ack_req,rx_in_commit,rx_out_valid,rx_out_ready,rx_out,rx_out_sack$0,rx_out_sack$1,rx_out_sack$2,rx_out_sack$3,rx_out_sack$4,rx_out_sack$5,rx_out_sack$6,rx_out_sack$7,tx_in_valid,tx_in_ready,tx_in_op,tx_in_path,tx_in_psn,tx_in_mask,tx_in_lost_below,tx_in_now,tx_in_rto,tx_out_valid,tx_out_ready,tx_out,sel_in_valid,sel_in_ready,sel_in_op,sel_in_path,sel_in_room,sel_in_a,sel_in_b,sel_in_c,sel_in_flag,sel_out_valid,sel_out_ready,sel_out,csr_tap_we,csr_tap_addr,csr_tap_wdata,cmd_waiting,trap,bus_error,instret,irq);
+module mroce_soc(clock,cpu_resetn,cmd_hold,room_from_stream,load_we,load_addr,load_data,dbg_addr,dbg_rdata,`MROCE_CORE_STREAM_NAMES,csr_tap_we,csr_tap_addr,csr_tap_wdata,cmd_waiting,trap,bus_error,instret,irq);
     // RAM contents at configuration ($readmemh file: the firmware image on a board; "" for none)
     parameter INIT_HEX = "";
     // 1: the load and debug ports reach the RAM (co-simulation); 0: tied off, so the RAM maps
@@ -27,50 +27,8 @@ module mroce_soc(clock,cpu_resetn,cmd_hold,room_from_stream,load_we,load_addr,lo
     // RAM debug read port (word address, combinational): status records, without a bus cycle
     input wire  [13:0] dbg_addr;
     output wire [31:0] dbg_rdata;
-    input wire  rx_in_valid;
-    output wire rx_in_ready;
-    input wire  [1:0] rx_in_op;
-    input wire  [3:0] rx_in_path;
-    input wire  [31:0] rx_in_psn;
-    input wire  [31:0] rx_in_floor;
-    input wire  rx_in_ce;
-    input wire  rx_in_ack_req;
-    input wire  rx_in_commit;
-    output wire rx_out_valid;
-    input wire  rx_out_ready;
-    output wire [104:0] rx_out;
-    output wire [31:0] rx_out_sack$0;
-    output wire [31:0] rx_out_sack$1;
-    output wire [31:0] rx_out_sack$2;
-    output wire [31:0] rx_out_sack$3;
-    output wire [31:0] rx_out_sack$4;
-    output wire [31:0] rx_out_sack$5;
-    output wire [31:0] rx_out_sack$6;
-    output wire [31:0] rx_out_sack$7;
-    input wire  tx_in_valid;
-    output wire tx_in_ready;
-    input wire  [2:0] tx_in_op;
-    input wire  [3:0] tx_in_path;
-    input wire  [31:0] tx_in_psn;
-    input wire  [31:0] tx_in_mask;
-    input wire  [31:0] tx_in_lost_below;
-    input wire  [31:0] tx_in_now;
-    input wire  [31:0] tx_in_rto;
-    output wire tx_out_valid;
-    input wire  tx_out_ready;
-    output wire [142:0] tx_out;
-    input wire  sel_in_valid;
-    output wire sel_in_ready;
-    input wire  [3:0] sel_in_op;
-    input wire  [3:0] sel_in_path;
-    input wire  [15:0] sel_in_room;
-    input wire  [15:0] sel_in_a;
-    input wire  [15:0] sel_in_b;
-    input wire  [15:0] sel_in_c;
-    input wire  sel_in_flag;
-    output wire sel_out_valid;
-    input wire  sel_out_ready;
-    output wire [29:0] sel_out;
+    // transport_core's streams, passed through (declared as the core declares them)
+    `MROCE_CORE_STREAM_DECLS
     // what transport_core's CSR port sees this clock (a write takes effect at its end)
     output wire csr_tap_we;
     output wire [7:0] csr_tap_addr;

@@ -1,5 +1,7 @@
 //! `path_selector`: the path selector of `mroce_model::path_selector` as a RustHDL block.
 //!
+//! Sized by `mroce_model::params`: `PATHS` paths (16, or 8 or 4 in the reduced and small
+//! configurations), path indices of `PATH_BITS` bits; windows, counters and entropies stay 16 bits.
 //! Per-path state is in flip-flops (every path's eligibility is evaluated on every `select`).
 //! One operation per clock (II = 1), latency [`SEL_LATENCY`] to `out_valid`. The operation is
 //! decoded at the input (one-hot path, operation flags, input-only sums); in the next clock
@@ -29,6 +31,7 @@
 use crate::lutram::{kc, LutRam, Wide32};
 use mroce_model::params::{
     ALPHA_ONE, CWND_FRAC_BITS, CWND_INIT_PKTS, CWND_MAX_PKTS, CWND_MIN_PKTS, CWND_ONE, ECN_G_SHIFT, MAX_PLANES, PATHS,
+    PATH_BITS,
 };
 use rust_hdl::prelude::*;
 
@@ -54,8 +57,22 @@ pub const HEALTH_SUSPECT: u64 = 1;
 pub const HEALTH_DOWN: u64 = 2;
 pub const HEALTH_DISABLED: u64 = 3;
 
-const _: () = assert!(PATHS == 16 && MAX_PLANES == 8 && CWND_FRAC_BITS == 8 && ALPHA_ONE == 1024 && ECN_G_SHIFT == 4);
+const _: () = assert!(
+    PATHS == 4 || PATHS == 8 || PATHS == 16,
+    "the row multiplexer and the record's reduction trees are laid out for 4, 8 or 16 paths"
+);
+const _: () = assert!(MAX_PLANES == 8 && CWND_FRAC_BITS == 8 && ALPHA_ONE == 1024 && ECN_G_SHIFT == 4);
 const _: () = assert!((CWND_MAX_PKTS << CWND_FRAC_BITS) < 65536, "cwnd is kept in 16 bits");
+/// Width of a path index.
+const PB: usize = PATH_BITS as usize;
+/// Groups of four paths: the record and the re-route sums reduce each group, then the groups.
+const GROUPS: usize = PATHS / 4;
+/// 1 in the 16-path configuration, else 0 (and [`IF8`], [`IF4`]): the trip count of a `for` that
+/// holds one configuration's code, since hdl_gen unrolls constant loops but has no constant `if`.
+/// (A computed bound is parenthesised, `0..(PATHS / 2)`: hdl_gen appends `.into()` to it.)
+const IF16: usize = (PATHS == 16) as usize;
+const IF8: usize = (PATHS == 8) as usize;
+const IF4: usize = (PATHS == 4) as usize;
 /// The decrease shift for alpha = 0 (`decrease_shift(0)`), the value after INIT and REQUEST_REROLL.
 const ASH_ZERO: u64 = (ALPHA_ONE.trailing_zeros() + 1) as u64;
 
@@ -65,11 +82,11 @@ const ASH_ZERO: u64 = (ALPHA_ONE.trailing_zeros() + 1) as u64;
 pub struct SelOp {
     pub v: Bit,
     pub op: Bits<4>,
-    pub path: Bits<4>,
+    pub path: Bits<PB>,
     /// One-hot `path` (zero when not valid).
-    pub hit: Bits<16>,
+    pub hit: Bits<PATHS>,
     /// The paths below `path` (hit - 1; zero when not valid).
-    pub low: Bits<16>,
+    pub low: Bits<PATHS>,
     pub room: Bits<16>,
     pub a: Bits<16>,
     pub b: Bits<16>,
@@ -83,7 +100,7 @@ pub struct SelOp {
     pub a8: Bits<32>,
     pub a_nz: Bit,
     /// INIT: the mask of enabled paths (paths = a).
-    pub pm: Bits<16>,
+    pub pm: Bits<PATHS>,
     /// INIT: the plane count, clamped to 1..=8 (planes = b).
     pub npl: Bits<4>,
     /// The ECN sample step: ce ? ALPHA_ONE >> ECN_G_SHIFT : 0.
@@ -138,7 +155,7 @@ pub struct PathRow {
 pub struct SelOut {
     pub op: Bits<4>,
     pub ok: Bit,
-    pub path: Bits<4>,
+    pub path: Bits<PB>,
     pub entropy: Bits<16>,
     pub plane: Bits<3>,
     pub health: Bits<2>,
@@ -154,10 +171,10 @@ pub struct SelQ {
     pub rec: SelOut,
     pub md: Bit,
     pub a_new: Bits<16>,
-    pub member: Bits<16>,
+    pub member: Bits<PATHS>,
     /// One-hot path whose fields the record carries (read from the registers in Q1, which by
     /// then hold the state after this operation).
-    pub rsel: Bits<16>,
+    pub rsel: Bits<PATHS>,
 }
 
 /// The path selector block.
@@ -167,7 +184,7 @@ pub struct PathSelectorHw {
     pub in_valid: Signal<In, Bit>,
     pub in_ready: Signal<Out, Bit>,
     pub in_op: Signal<In, Bits<4>>,
-    pub in_path: Signal<In, Bits<4>>,
+    pub in_path: Signal<In, Bits<PB>>,
     pub in_room: Signal<In, Bits<16>>,
     pub in_a: Signal<In, Bits<16>>,
     pub in_b: Signal<In, Bits<16>>,
@@ -182,9 +199,9 @@ pub struct PathSelectorHw {
     q3r: DFF<SelQ>,
     q3sum: DFF<Bits<16>>,
     q3up: DFF<Bits<16>>,
-    q1a: [DFF<Bits<16>>; 16],
-    q2s: [DFF<Bits<16>>; 4],
-    q2c: [DFF<Bits<16>>; 4],
+    q1a: [DFF<Bits<16>>; PATHS],
+    q2s: [DFF<Bits<16>>; GROUPS],
+    q2c: [DFF<Bits<16>>; GROUPS],
     pr: DFF<SelOp>,
     /// The operation in the compute stage (the one in `pr` a clock ago, its row then read).
     po: DFF<SelOp>,
@@ -196,24 +213,24 @@ pub struct PathSelectorHw {
     /// outcome feeds one flip-flop, not the row multiplexer
     rr_inc: DFF<Bits<16>>,
     sfw: DFF<Bit>,
-    health: [DFF<Bits<2>>; 16],
-    plane: [DFF<Bits<3>>; 16],
-    entropy: [DFF<Bits<16>>; 16],
-    cwnd: [DFF<Bits<16>>; 16],
-    inflight: [DFF<Bits<16>>; 16],
-    alpha: [DFF<Bits<16>>; 16],
+    health: [DFF<Bits<2>>; PATHS],
+    plane: [DFF<Bits<3>>; PATHS],
+    entropy: [DFF<Bits<16>>; PATHS],
+    cwnd: [DFF<Bits<16>>; PATHS],
+    inflight: [DFF<Bits<16>>; PATHS],
+    alpha: [DFF<Bits<16>>; PATHS],
     /// decrease_shift(alpha), kept next to alpha so the decrease is a shift by a register
-    ash: [DFF<Bits<4>>; 16],
-    ai_acc: [DFF<Bits<32>>; 16],
-    cwr_left: [DFF<Bits<16>>; 16],
-    pending: [DFF<Bit>; 16],
-    pend_ent: [DFF<Bits<16>>; 16],
+    ash: [DFF<Bits<4>>; PATHS],
+    ai_acc: [DFF<Bits<32>>; PATHS],
+    cwr_left: [DFF<Bits<16>>; PATHS],
+    pending: [DFF<Bit>; PATHS],
+    pend_ent: [DFF<Bits<16>>; PATHS],
     /// ELIGIBLE_HEALTH of the path, registered from the next state (a function of health,
     /// reroll_pending, plane and planes_up, so the selection does not recompute it)
-    eh: [DFF<Bit>; 16],
+    eh: [DFF<Bit>; PATHS],
     /// Paths above the one chosen last, the start of the round robin (power-up value 0 is the
-    /// state after INIT, last = path 15).
-    above: DFF<Bits<16>>,
+    /// state after INIT, last = path PATHS - 1).
+    above: DFF<Bits<PATHS>>,
     planes_up: DFF<Bits<8>>,
     /// conn_limit stored inverted (power-up value 0 = 65535)
     nlimit: DFF<Bits<16>>,
@@ -226,9 +243,11 @@ pub struct PathSelectorHw {
     // constants
     k4: [Constant<Bits<4>>; 11],
     c12: Constant<Bits<4>>,
-    p4: [Constant<Bits<4>>; 4],
-    enc16: [Constant<Bits<16>>; 4],
-    oh16: [Constant<Bits<16>>; 16],
+    // (names such as oh16, t8_cw or ge4 are from the 16-path layout, kept as the default
+    // configuration's Verilog names)
+    p4: [Constant<Bits<PB>>; PB],
+    enc16: [Constant<Bits<PATHS>>; PB],
+    oh16: [Constant<Bits<PATHS>>; PATHS],
     oh8: [Constant<Bits<8>>; 1],
     z16: Constant<Bits<16>>,
     z2: Constant<Bits<2>>,
@@ -273,14 +292,20 @@ pub struct PathSelectorHw {
     op_probe: Constant<Bits<4>>,
     pup: [Constant<Bits<8>>; 8],
     c8b: Constant<Bits<8>>,
-    pmod: [Constant<Bits<3>>; 128],
-    ent0: [Constant<Bits<16>>; 16],
+    pmod: [Constant<Bits<3>>; MAX_PLANES * PATHS],
+    ent0: [Constant<Bits<16>>; PATHS],
+    /// Zero, one and all ones as path masks, and the path count (INIT's `paths` at or above it
+    /// enables every path)
+    zp: Constant<Bits<PATHS>>,
+    onep: Constant<Bits<PATHS>>,
+    onesp: Constant<Bits<PATHS>>,
+    c_paths: Constant<Bits<8>>,
     // locals: input stage
     rdy: Signal<Local, Bit>,
     accept: Signal<Local, Bit>,
     pop: Signal<Local, Bit>,
     ial: Signal<Local, Bits<16>>,
-    ipm: Signal<Local, Bits<16>>,
+    ipm: Signal<Local, Bits<PATHS>>,
     inpl: Signal<Local, Bits<4>>,
     xa: Signal<Local, Wide32>,
     ia32: Signal<Local, Bits<32>>,
@@ -289,41 +314,41 @@ pub struct PathSelectorHw {
     /// The operation in the read stage (`pr`).
     o1: Signal<Local, SelOp>,
     pu: Signal<Local, Bits<8>>,
-    elig_h: Signal<Local, Bits<16>>,
-    elig: Signal<Local, Bits<16>>,
-    wlt: [Signal<Local, Bit>; 16],
-    cwl: [Signal<Local, Bits<16>>; 16],
+    elig_h: Signal<Local, Bits<PATHS>>,
+    elig: Signal<Local, Bits<PATHS>>,
+    wlt: [Signal<Local, Bit>; PATHS],
+    cwl: [Signal<Local, Bits<16>>; PATHS],
     lim_ok: Signal<Local, Bit>,
-    ab: Signal<Local, Bits<16>>,
-    hm: Signal<Local, Bits<16>>,
-    oh: Signal<Local, Bits<16>>,
-    sel_idx: Signal<Local, Bits<4>>,
+    ab: Signal<Local, Bits<PATHS>>,
+    hm: Signal<Local, Bits<PATHS>>,
+    oh: Signal<Local, Bits<PATHS>>,
+    sel_idx: Signal<Local, Bits<PB>>,
     found: Signal<Local, Bit>,
-    // locals: the addressed path's row (a multiplexer tree on the path index) and the one
-    // datapath that computes its next state
+    // locals: the addressed path's row (a multiplexer tree on the path index: levels of PATHS/2,
+    // PATHS/4, PATHS/8 entries, then the root `m_*`) and the one datapath that computes its next state
     rw: Signal<Local, PathRow>,
     rmx: Signal<Local, PathRow>,
-    t8_cw: [Signal<Local, Bits<16>>; 8],
-    t4_cw: [Signal<Local, Bits<16>>; 4],
-    t2_cw: [Signal<Local, Bits<16>>; 2],
-    t8_in: [Signal<Local, Bits<16>>; 8],
-    t4_in: [Signal<Local, Bits<16>>; 4],
-    t2_in: [Signal<Local, Bits<16>>; 2],
-    t8_al: [Signal<Local, Bits<16>>; 8],
-    t4_al: [Signal<Local, Bits<16>>; 4],
-    t2_al: [Signal<Local, Bits<16>>; 2],
-    t8_sh: [Signal<Local, Bits<4>>; 8],
-    t4_sh: [Signal<Local, Bits<4>>; 4],
-    t2_sh: [Signal<Local, Bits<4>>; 2],
-    t8_ai: [Signal<Local, Bits<32>>; 8],
-    t4_ai: [Signal<Local, Bits<32>>; 4],
-    t2_ai: [Signal<Local, Bits<32>>; 2],
-    t8_cr: [Signal<Local, Bits<16>>; 8],
-    t4_cr: [Signal<Local, Bits<16>>; 4],
-    t2_cr: [Signal<Local, Bits<16>>; 2],
-    t8_h: [Signal<Local, Bits<2>>; 8],
-    t4_h: [Signal<Local, Bits<2>>; 4],
-    t2_h: [Signal<Local, Bits<2>>; 2],
+    t8_cw: [Signal<Local, Bits<16>>; PATHS / 2],
+    t4_cw: [Signal<Local, Bits<16>>; PATHS / 4],
+    t2_cw: [Signal<Local, Bits<16>>; PATHS / 8],
+    t8_in: [Signal<Local, Bits<16>>; PATHS / 2],
+    t4_in: [Signal<Local, Bits<16>>; PATHS / 4],
+    t2_in: [Signal<Local, Bits<16>>; PATHS / 8],
+    t8_al: [Signal<Local, Bits<16>>; PATHS / 2],
+    t4_al: [Signal<Local, Bits<16>>; PATHS / 4],
+    t2_al: [Signal<Local, Bits<16>>; PATHS / 8],
+    t8_sh: [Signal<Local, Bits<4>>; PATHS / 2],
+    t4_sh: [Signal<Local, Bits<4>>; PATHS / 4],
+    t2_sh: [Signal<Local, Bits<4>>; PATHS / 8],
+    t8_ai: [Signal<Local, Bits<32>>; PATHS / 2],
+    t4_ai: [Signal<Local, Bits<32>>; PATHS / 4],
+    t2_ai: [Signal<Local, Bits<32>>; PATHS / 8],
+    t8_cr: [Signal<Local, Bits<16>>; PATHS / 2],
+    t4_cr: [Signal<Local, Bits<16>>; PATHS / 4],
+    t2_cr: [Signal<Local, Bits<16>>; PATHS / 8],
+    t8_h: [Signal<Local, Bits<2>>; PATHS / 2],
+    t4_h: [Signal<Local, Bits<2>>; PATHS / 4],
+    t2_h: [Signal<Local, Bits<2>>; PATHS / 8],
     m_cw: Signal<Local, Bits<16>>,
     m_in: Signal<Local, Bits<16>>,
     m_al: Signal<Local, Bits<16>>,
@@ -358,19 +383,19 @@ pub struct PathSelectorHw {
     idel: Signal<Local, Bits<16>>,
     izero: Signal<Local, Bit>,
     inew: Signal<Local, Bits<16>>,
-    n_h: [Signal<Local, Bits<2>>; 16],
-    n_ent: [Signal<Local, Bits<16>>; 16],
-    n_pl: [Signal<Local, Bits<3>>; 16],
-    n_pend: [Signal<Local, Bit>; 16],
+    n_h: [Signal<Local, Bits<2>>; PATHS],
+    n_ent: [Signal<Local, Bits<16>>; PATHS],
+    n_pl: [Signal<Local, Bits<3>>; PATHS],
+    n_pend: [Signal<Local, Bit>; PATHS],
     n_pu: Signal<Local, Bits<8>>,
-    me: [Signal<Local, Bits<16>>; 16],
-    mp: [Signal<Local, Bits<3>>; 16],
-    mh: [Signal<Local, Bits<2>>; 16],
-    ma: [Signal<Local, Bits<16>>; 16],
-    ge4: [Signal<Local, Bits<16>>; 4],
-    gp4: [Signal<Local, Bits<3>>; 4],
-    gh4: [Signal<Local, Bits<2>>; 4],
-    ga4: [Signal<Local, Bits<16>>; 4],
+    me: [Signal<Local, Bits<16>>; PATHS],
+    mp: [Signal<Local, Bits<3>>; PATHS],
+    mh: [Signal<Local, Bits<2>>; PATHS],
+    ma: [Signal<Local, Bits<16>>; PATHS],
+    ge4: [Signal<Local, Bits<16>>; GROUPS],
+    gp4: [Signal<Local, Bits<3>>; GROUPS],
+    gh4: [Signal<Local, Bits<2>>; GROUPS],
+    ga4: [Signal<Local, Bits<16>>; GROUPS],
     sh1: Signal<Local, Bits<16>>,
     cwm: Signal<Local, Bits<16>>,
     w34: Signal<Local, Wide34>,
@@ -381,10 +406,10 @@ pub struct PathSelectorHw {
     c34: Signal<Local, Bits<34>>,
     s34: Signal<Local, Bits<34>>,
     y34: Signal<Local, Bits<34>>,
-    neg_h: Signal<Local, Bits<16>>,
-    neg_l: Signal<Local, Bits<16>>,
-    oh_hi: Signal<Local, Bits<16>>,
-    oh_lo: Signal<Local, Bits<16>>,
+    neg_h: Signal<Local, Bits<PATHS>>,
+    neg_l: Signal<Local, Bits<PATHS>>,
+    oh_hi: Signal<Local, Bits<PATHS>>,
+    oh_lo: Signal<Local, Bits<PATHS>>,
     // locals: connection-wide
     infp: Signal<Local, Bits<16>>,
     w18: [Signal<Local, Wide18>; 5],
@@ -411,13 +436,13 @@ pub struct PathSelectorHw {
     rec: Signal<Local, SelOut>,
     rec2: Signal<Local, SelOut>,
     lim1: Signal<Local, Bits<16>>,
-    pm: Signal<Local, Bits<16>>,
+    pm: Signal<Local, Bits<PATHS>>,
     npl: Signal<Local, Bits<4>>,
     // locals: record pipeline
-    member: Signal<Local, Bits<16>>,
-    mem1: Signal<Local, Bits<16>>,
-    am: [Signal<Local, Bits<16>>; 16],
-    bm: [Signal<Local, Bits<16>>; 16],
+    member: Signal<Local, Bits<PATHS>>,
+    mem1: Signal<Local, Bits<PATHS>>,
+    am: [Signal<Local, Bits<16>>; PATHS],
+    bm: [Signal<Local, Bits<16>>; PATHS],
     sum: Signal<Local, Bits<16>>,
     up: Signal<Local, Bits<16>>,
     aup: Signal<Local, Bits<32>>,
@@ -434,10 +459,12 @@ impl Default for PathSelectorHw {
                     $($f: Default::default(),)*
                     k4: core::array::from_fn(|i| kc(i as u64)),
                     p4: core::array::from_fn(|b| kc(1 << b)),
-                    enc16: core::array::from_fn(|b| kc((0..16u64).filter(|i| i & (1 << b) != 0).map(|i| 1 << i).sum())),
+                    enc16: core::array::from_fn(|b| {
+                        kc((0..PATHS as u64).filter(|i| i & (1 << b) != 0).map(|i| 1 << i).sum())
+                    }),
                     c8b: kc(8),
                     pup: core::array::from_fn(|k| kc((1u64 << (k + 1)) - 1)),
-                    pmod: core::array::from_fn(|x| kc((x % 16 % (x / 16 + 1)) as u64)),
+                    pmod: core::array::from_fn(|x| kc((x % PATHS % (x / PATHS + 1)) as u64)),
                     ent0: core::array::from_fn(|i| kc(u64::from(mroce_model::path_selector::entropy_from(i as u16)))),
                     oh16: core::array::from_fn(|i| kc(1 << i)),
                     oh8: core::array::from_fn(|i| kc(1 << i)),
@@ -482,6 +509,10 @@ impl Default for PathSelectorHw {
                     op_limit: kc(SEL_OP_SET_CONN_LIMIT),
                     op_init: kc(SEL_OP_INIT),
                     op_probe: kc(SEL_OP_CHARGE_PROBE),
+                    zp: kc(0),
+                    onep: kc(1),
+                    onesp: kc((1 << PATHS) - 1),
+                    c_paths: kc(PATHS as u64),
                 }
             };
         }
@@ -509,15 +540,15 @@ impl Logic for PathSelectorHw {
             wp, rp, cnt, occ
         );
         self.fifo.clock.next = self.clock.val();
-        for i in 0..16 {
+        for i in 0..PATHS {
             self.q1a[i].clock.next = self.clock.val();
             self.q1a[i].d.next = self.alpha[i].q.val();
         }
-        for i in 0..4 {
+        for i in 0..GROUPS {
             self.q2s[i].clock.next = self.clock.val();
             self.q2c[i].clock.next = self.clock.val();
         }
-        for i in 0..16 {
+        for i in 0..PATHS {
             self.health[i].clock.next = self.clock.val();
             self.plane[i].clock.next = self.clock.val();
             self.entropy[i].clock.next = self.clock.val();
@@ -551,11 +582,11 @@ impl Logic for PathSelectorHw {
         self.pr.d.next.b = self.in_b.val();
         self.pr.d.next.c = self.in_c.val();
         self.pr.d.next.flag = self.in_flag.val();
-        self.pr.d.next.hit = self.z16.val();
-        self.pr.d.next.low = self.z16.val();
+        self.pr.d.next.hit = self.zp.val();
+        self.pr.d.next.low = self.zp.val();
         if self.accept.val() {
-            self.pr.d.next.hit = self.one16.val() << self.in_path.val();
-            self.pr.d.next.low = (self.one16.val() << self.in_path.val()) - self.one16.val();
+            self.pr.d.next.hit = self.onep.val() << self.in_path.val();
+            self.pr.d.next.low = (self.onep.val() << self.in_path.val()) - self.onep.val();
         }
         self.ial.next = self.in_a.val() + self.in_b.val();
         if self.ial.val() < self.in_a.val() {
@@ -569,9 +600,9 @@ impl Logic for PathSelectorHw {
         self.pr.d.next.a8 = self.ia32.val() << self.c8w.val();
         self.pr.d.next.a_nz = self.in_a.val().any();
         // new(paths = a, planes = b): planes clamped to 1..=8, path p on plane p % planes
-        self.ipm.next = (self.one16.val() << self.in_a.val().get_bits::<4>(0)) - self.one16.val();
-        if self.in_a.val().get_bits::<4>(4).any() {
-            self.ipm.next = self.ones16.val();
+        self.ipm.next = (self.onep.val() << self.in_a.val().get_bits::<PB>(0)) - self.onep.val();
+        if self.in_a.val().get_bits::<8>(0) >= self.c_paths.val() {
+            self.ipm.next = self.onesp.val();
         }
         self.inpl.next = self.in_b.val().get_bits::<4>(0);
         if !self.in_b.val().get_bits::<8>(0).any() {
@@ -606,14 +637,14 @@ impl Logic for PathSelectorHw {
         self.o1.next = self.pr.q.val();
         self.pu.next = self.planes_up.q.val();
         // eligible_health (Up or Suspect, not draining for a re-roll, plane up) and window_open
-        self.elig_h.next = self.z16.val();
-        self.elig.next = self.z16.val();
-        for i in 0..16 {
+        self.elig_h.next = self.zp.val();
+        self.elig.next = self.zp.val();
+        for i in 0..PATHS {
             if self.eh[i].q.val() {
                 self.elig_h.next = self.elig_h.val() | self.oh16[i].val();
             }
         }
-        for i in 0..16 {
+        for i in 0..PATHS {
             // window_open: (inflight << 8) < cwnd (256 when Suspect), an 8-bit compare
             self.cwl[i].next = self.cwnd[i].q.val();
             if self.health[i].q.val() == self.h_suspect.val() {
@@ -633,8 +664,8 @@ impl Logic for PathSelectorHw {
         // lowest eligible; both lowest set bits (x & -x, a carry chain each) in parallel, and from
         // the same chains the paths above the choice (x ^ -x), the next start
         self.hm.next = self.elig.val() & self.above.q.val();
-        self.neg_h.next = !self.hm.val() + self.one16.val();
-        self.neg_l.next = !self.elig.val() + self.one16.val();
+        self.neg_h.next = !self.hm.val() + self.onep.val();
+        self.neg_l.next = !self.elig.val() + self.onep.val();
         self.oh_hi.next = self.hm.val() & self.neg_h.val();
         self.oh_lo.next = self.elig.val() & self.neg_l.val();
         self.found.next = self.elig.val().any() && self.lim_ok.val();
@@ -645,14 +676,14 @@ impl Logic for PathSelectorHw {
             self.ab.next = self.hm.val() ^ self.neg_h.val();
         }
         if !self.lim_ok.val() {
-            self.oh.next = self.z16.val();
+            self.oh.next = self.zp.val();
         }
 
         // ---------------- the operation: the addressed path's next state ----------------
         // Only the addressed path changes (SELECT's charge and INIT aside, handled per path
         // below), so one datapath computes its next row from `rr`, the row read a clock ahead:
-        // sixteen copies of the window arithmetic cost ~4 k LUTs and most of the simulated time
-        // for no throughput, and reading the row a clock early keeps the multiplexer on the path
+        // a copy of the window arithmetic per path (~4 k LUTs for sixteen) would cost most of the
+        // simulated time for no throughput, and reading the row a clock early keeps the multiplexer on the path
         // index out of the arithmetic's clock.
         self.rw.next = self.rr.q.val();
         if self.sfw.q.val() {
@@ -810,7 +841,7 @@ impl Logic for PathSelectorHw {
             || self.o.val().is_clear
             || self.o.val().is_health
             || self.o.val().is_rreroll;
-        for i in 0..16 {
+        for i in 0..PATHS {
             // next state of this path
             self.n_h[i].next = self.health[i].q.val();
             self.n_ent[i].next = self.entropy[i].q.val();
@@ -994,17 +1025,21 @@ impl Logic for PathSelectorHw {
         self.pm.next = self.o.val().pm;
         self.npl.next = self.o.val().npl;
         if self.o.val().is_init {
-            self.above.d.next = self.z16.val();
+            self.above.d.next = self.zp.val();
             self.nlimit.d.next = self.z16.val();
-            for k in 0..8 {
-                if self.npl.val() == self.k4[k + 1].val() {
-                    self.n_pu.next = self.pup[k].val();
-                    for i in 0..16 {
-                        self.n_pl[i].next = self.pmod[k * 16 + i].val();
+            // pmod's row k is plane count k + 1; `np` (= PATHS) is a loop variable because
+            // hdl_gen evaluates array indices with loop variables only
+            for np in PATHS..(PATHS + 1) {
+                for k in 0..8 {
+                    if self.npl.val() == self.k4[k + 1].val() {
+                        self.n_pu.next = self.pup[k].val();
+                        for i in 0..PATHS {
+                            self.n_pl[i].next = self.pmod[k * np + i].val();
+                        }
                     }
                 }
             }
-            for i in 0..16 {
+            for i in 0..PATHS {
                 self.n_h[i].next = self.h_disabled.val();
                 if self.pm.val().get_bit(i) {
                     self.n_h[i].next = self.h_up.val();
@@ -1020,7 +1055,7 @@ impl Logic for PathSelectorHw {
             }
         }
         self.planes_up.d.next = self.n_pu.val();
-        for i in 0..16 {
+        for i in 0..PATHS {
             // every path's inflight is zero after INIT
             if self.o.val().is_init {
                 self.inflight[i].d.next = self.z16.val();
@@ -1048,159 +1083,192 @@ impl Logic for PathSelectorHw {
         // SELECT's charge
         // a binary multiplexer tree on the path bits per field (native widths and selects, which
         // Verilator turns into conditional moves: a one-hot AND-OR or a wide row simulates slower)
-        for j in 0..8 {
+        for j in 0..(PATHS / 2) {
             self.t8_cw[j].next = self.cwnd[2 * j].q.val();
             if self.o1.val().path.get_bit(0) {
                 self.t8_cw[j].next = self.cwnd[2 * j + 1].q.val();
             }
         }
-        for j in 0..4 {
+        for j in 0..(PATHS / 4) {
             self.t4_cw[j].next = self.t8_cw[2 * j].val();
             if self.o1.val().path.get_bit(1) {
                 self.t4_cw[j].next = self.t8_cw[2 * j + 1].val();
             }
         }
-        for j in 0..2 {
+        for j in 0..(PATHS / 8) {
             self.t2_cw[j].next = self.t4_cw[2 * j].val();
             if self.o1.val().path.get_bit(2) {
                 self.t2_cw[j].next = self.t4_cw[2 * j + 1].val();
             }
         }
-        self.m_cw.next = self.t2_cw[0].val();
-        if self.o1.val().path.get_bit(3) {
-            self.m_cw.next = self.t2_cw[1].val();
+        for j in 0..IF16 {
+            self.m_cw.next = self.t2_cw[2 * j].val();
+            if self.o1.val().path.get_bit(3) {
+                self.m_cw.next = self.t2_cw[2 * j + 1].val();
+            }
         }
-        for j in 0..8 {
+        for j in 0..(PATHS / 2) {
             self.t8_in[j].next = self.inflight[2 * j].q.val();
             if self.o1.val().path.get_bit(0) {
                 self.t8_in[j].next = self.inflight[2 * j + 1].q.val();
             }
         }
-        for j in 0..4 {
+        for j in 0..(PATHS / 4) {
             self.t4_in[j].next = self.t8_in[2 * j].val();
             if self.o1.val().path.get_bit(1) {
                 self.t4_in[j].next = self.t8_in[2 * j + 1].val();
             }
         }
-        for j in 0..2 {
+        for j in 0..(PATHS / 8) {
             self.t2_in[j].next = self.t4_in[2 * j].val();
             if self.o1.val().path.get_bit(2) {
                 self.t2_in[j].next = self.t4_in[2 * j + 1].val();
             }
         }
-        self.m_in.next = self.t2_in[0].val();
-        if self.o1.val().path.get_bit(3) {
-            self.m_in.next = self.t2_in[1].val();
+        for j in 0..IF16 {
+            self.m_in.next = self.t2_in[2 * j].val();
+            if self.o1.val().path.get_bit(3) {
+                self.m_in.next = self.t2_in[2 * j + 1].val();
+            }
         }
-        for j in 0..8 {
+        for j in 0..(PATHS / 2) {
             self.t8_al[j].next = self.alpha[2 * j].q.val();
             if self.o1.val().path.get_bit(0) {
                 self.t8_al[j].next = self.alpha[2 * j + 1].q.val();
             }
         }
-        for j in 0..4 {
+        for j in 0..(PATHS / 4) {
             self.t4_al[j].next = self.t8_al[2 * j].val();
             if self.o1.val().path.get_bit(1) {
                 self.t4_al[j].next = self.t8_al[2 * j + 1].val();
             }
         }
-        for j in 0..2 {
+        for j in 0..(PATHS / 8) {
             self.t2_al[j].next = self.t4_al[2 * j].val();
             if self.o1.val().path.get_bit(2) {
                 self.t2_al[j].next = self.t4_al[2 * j + 1].val();
             }
         }
-        self.m_al.next = self.t2_al[0].val();
-        if self.o1.val().path.get_bit(3) {
-            self.m_al.next = self.t2_al[1].val();
+        for j in 0..IF16 {
+            self.m_al.next = self.t2_al[2 * j].val();
+            if self.o1.val().path.get_bit(3) {
+                self.m_al.next = self.t2_al[2 * j + 1].val();
+            }
         }
-        for j in 0..8 {
+        for j in 0..(PATHS / 2) {
             self.t8_sh[j].next = self.ash[2 * j].q.val();
             if self.o1.val().path.get_bit(0) {
                 self.t8_sh[j].next = self.ash[2 * j + 1].q.val();
             }
         }
-        for j in 0..4 {
+        for j in 0..(PATHS / 4) {
             self.t4_sh[j].next = self.t8_sh[2 * j].val();
             if self.o1.val().path.get_bit(1) {
                 self.t4_sh[j].next = self.t8_sh[2 * j + 1].val();
             }
         }
-        for j in 0..2 {
+        for j in 0..(PATHS / 8) {
             self.t2_sh[j].next = self.t4_sh[2 * j].val();
             if self.o1.val().path.get_bit(2) {
                 self.t2_sh[j].next = self.t4_sh[2 * j + 1].val();
             }
         }
-        self.m_sh.next = self.t2_sh[0].val();
-        if self.o1.val().path.get_bit(3) {
-            self.m_sh.next = self.t2_sh[1].val();
+        for j in 0..IF16 {
+            self.m_sh.next = self.t2_sh[2 * j].val();
+            if self.o1.val().path.get_bit(3) {
+                self.m_sh.next = self.t2_sh[2 * j + 1].val();
+            }
         }
-        for j in 0..8 {
+        for j in 0..(PATHS / 2) {
             self.t8_ai[j].next = self.ai_acc[2 * j].q.val();
             if self.o1.val().path.get_bit(0) {
                 self.t8_ai[j].next = self.ai_acc[2 * j + 1].q.val();
             }
         }
-        for j in 0..4 {
+        for j in 0..(PATHS / 4) {
             self.t4_ai[j].next = self.t8_ai[2 * j].val();
             if self.o1.val().path.get_bit(1) {
                 self.t4_ai[j].next = self.t8_ai[2 * j + 1].val();
             }
         }
-        for j in 0..2 {
+        for j in 0..(PATHS / 8) {
             self.t2_ai[j].next = self.t4_ai[2 * j].val();
             if self.o1.val().path.get_bit(2) {
                 self.t2_ai[j].next = self.t4_ai[2 * j + 1].val();
             }
         }
-        self.m_ai.next = self.t2_ai[0].val();
-        if self.o1.val().path.get_bit(3) {
-            self.m_ai.next = self.t2_ai[1].val();
+        for j in 0..IF16 {
+            self.m_ai.next = self.t2_ai[2 * j].val();
+            if self.o1.val().path.get_bit(3) {
+                self.m_ai.next = self.t2_ai[2 * j + 1].val();
+            }
         }
-        for j in 0..8 {
+        for j in 0..(PATHS / 2) {
             self.t8_cr[j].next = self.cwr_left[2 * j].q.val();
             if self.o1.val().path.get_bit(0) {
                 self.t8_cr[j].next = self.cwr_left[2 * j + 1].q.val();
             }
         }
-        for j in 0..4 {
+        for j in 0..(PATHS / 4) {
             self.t4_cr[j].next = self.t8_cr[2 * j].val();
             if self.o1.val().path.get_bit(1) {
                 self.t4_cr[j].next = self.t8_cr[2 * j + 1].val();
             }
         }
-        for j in 0..2 {
+        for j in 0..(PATHS / 8) {
             self.t2_cr[j].next = self.t4_cr[2 * j].val();
             if self.o1.val().path.get_bit(2) {
                 self.t2_cr[j].next = self.t4_cr[2 * j + 1].val();
             }
         }
-        self.m_cr.next = self.t2_cr[0].val();
-        if self.o1.val().path.get_bit(3) {
-            self.m_cr.next = self.t2_cr[1].val();
+        for j in 0..IF16 {
+            self.m_cr.next = self.t2_cr[2 * j].val();
+            if self.o1.val().path.get_bit(3) {
+                self.m_cr.next = self.t2_cr[2 * j + 1].val();
+            }
         }
-        for j in 0..8 {
+        for j in 0..(PATHS / 2) {
             self.t8_h[j].next = self.health[2 * j].q.val();
             if self.o1.val().path.get_bit(0) {
                 self.t8_h[j].next = self.health[2 * j + 1].q.val();
             }
         }
-        for j in 0..4 {
+        for j in 0..(PATHS / 4) {
             self.t4_h[j].next = self.t8_h[2 * j].val();
             if self.o1.val().path.get_bit(1) {
                 self.t4_h[j].next = self.t8_h[2 * j + 1].val();
             }
         }
-        for j in 0..2 {
+        for j in 0..(PATHS / 8) {
             self.t2_h[j].next = self.t4_h[2 * j].val();
             if self.o1.val().path.get_bit(2) {
                 self.t2_h[j].next = self.t4_h[2 * j + 1].val();
             }
         }
-        self.m_h.next = self.t2_h[0].val();
-        if self.o1.val().path.get_bit(3) {
-            self.m_h.next = self.t2_h[1].val();
+        for j in 0..IF16 {
+            self.m_h.next = self.t2_h[2 * j].val();
+            if self.o1.val().path.get_bit(3) {
+                self.m_h.next = self.t2_h[2 * j + 1].val();
+            }
+        }
+        // with fewer paths the tree ends a level or two early: its last level is the root
+        for j in 0..IF8 {
+            self.m_cw.next = self.t2_cw[j].val();
+            self.m_in.next = self.t2_in[j].val();
+            self.m_al.next = self.t2_al[j].val();
+            self.m_sh.next = self.t2_sh[j].val();
+            self.m_ai.next = self.t2_ai[j].val();
+            self.m_cr.next = self.t2_cr[j].val();
+            self.m_h.next = self.t2_h[j].val();
+        }
+        for j in 0..IF4 {
+            self.m_cw.next = self.t4_cw[j].val();
+            self.m_in.next = self.t4_in[j].val();
+            self.m_al.next = self.t4_al[j].val();
+            self.m_sh.next = self.t4_sh[j].val();
+            self.m_ai.next = self.t4_ai[j].val();
+            self.m_cr.next = self.t4_cr[j].val();
+            self.m_h.next = self.t4_h[j].val();
         }
         self.rmx.next.cwnd = self.m_cw.val();
         self.rmx.next.inflight = self.m_in.val();
@@ -1262,9 +1330,9 @@ impl Logic for PathSelectorHw {
         self.q1r.d.next.md = self.reroute.val();
         self.q1r.d.next.a_new = self.z16.val();
         self.q1r.d.next.member = self.member.val();
-        // Q1: the record's path fields; mask the snapshot, four partial sums, member count
+        // Q1: the record's path fields; mask the snapshot, a partial sum per group, member count
         self.q2r.d.next = self.q1r.q.val();
-        for i in 0..16 {
+        for i in 0..PATHS {
             self.me[i].next = self.z16.val();
             self.mp[i].next = self.z3.val();
             self.mh[i].next = self.z2.val();
@@ -1276,7 +1344,7 @@ impl Logic for PathSelectorHw {
                 self.mh[i].next = self.health[i].q.val();
             }
         }
-        for g in 0..4 {
+        for g in 0..GROUPS {
             self.ge4[g].next = (self.me[4 * g].val() | self.me[4 * g + 1].val())
                 | (self.me[4 * g + 2].val() | self.me[4 * g + 3].val());
             self.gp4[g].next = (self.mp[4 * g].val() | self.mp[4 * g + 1].val())
@@ -1287,9 +1355,10 @@ impl Logic for PathSelectorHw {
                 | (self.ma[4 * g + 2].val() | self.ma[4 * g + 3].val());
         }
         self.rec2.next = self.q1r.q.val().rec;
-        // a select's path: encode its one-hot choice
-        self.sel_idx.next = self.k4[0].val();
-        for b in 0..4 {
+        // a select's path: encode its one-hot choice (from k4[0] narrowed: a zero of its own
+        // would leave k4[0] unused, which Verilator reports)
+        self.sel_idx.next = self.k4[0].val().get_bits::<PB>(0);
+        for b in 0..PB {
             if (self.q1r.q.val().rsel & self.enc16[b].val()).any() {
                 self.sel_idx.next = self.sel_idx.val() | self.p4[b].val();
             }
@@ -1297,37 +1366,74 @@ impl Logic for PathSelectorHw {
         if self.rec2.val().op == self.op_select.val() {
             self.rec2.next.path = self.sel_idx.val();
         }
-        self.rec2.next.entropy = (self.ge4[0].val() | self.ge4[1].val()) | (self.ge4[2].val() | self.ge4[3].val());
-        self.rec2.next.plane = (self.gp4[0].val() | self.gp4[1].val()) | (self.gp4[2].val() | self.gp4[3].val());
-        self.rec2.next.health = (self.gh4[0].val() | self.gh4[1].val()) | (self.gh4[2].val() | self.gh4[3].val());
+        // the groups' ORs: a tree over four groups, two, or the one
+        for g in 0..IF16 {
+            self.rec2.next.entropy = (self.ge4[4 * g].val() | self.ge4[4 * g + 1].val())
+                | (self.ge4[4 * g + 2].val() | self.ge4[4 * g + 3].val());
+            self.rec2.next.plane = (self.gp4[4 * g].val() | self.gp4[4 * g + 1].val())
+                | (self.gp4[4 * g + 2].val() | self.gp4[4 * g + 3].val());
+            self.rec2.next.health = (self.gh4[4 * g].val() | self.gh4[4 * g + 1].val())
+                | (self.gh4[4 * g + 2].val() | self.gh4[4 * g + 3].val());
+        }
+        for g in 0..IF8 {
+            self.rec2.next.entropy = self.ge4[2 * g].val() | self.ge4[2 * g + 1].val();
+            self.rec2.next.plane = self.gp4[2 * g].val() | self.gp4[2 * g + 1].val();
+            self.rec2.next.health = self.gh4[2 * g].val() | self.gh4[2 * g + 1].val();
+        }
+        for g in 0..IF4 {
+            self.rec2.next.entropy = self.ge4[g].val();
+            self.rec2.next.plane = self.gp4[g].val();
+            self.rec2.next.health = self.gh4[g].val();
+        }
         self.q2r.d.next.rec = self.rec2.val();
         // the credited path's alpha after the credit (the registers hold it by now)
-        self.q2r.d.next.a_new = (self.ga4[0].val() | self.ga4[1].val()) | (self.ga4[2].val() | self.ga4[3].val());
+        for g in 0..IF16 {
+            self.q2r.d.next.a_new = (self.ga4[4 * g].val() | self.ga4[4 * g + 1].val())
+                | (self.ga4[4 * g + 2].val() | self.ga4[4 * g + 3].val());
+        }
+        for g in 0..IF8 {
+            self.q2r.d.next.a_new = self.ga4[2 * g].val() | self.ga4[2 * g + 1].val();
+        }
+        for g in 0..IF4 {
+            self.q2r.d.next.a_new = self.ga4[g].val();
+        }
         self.mem1.next = self.q1r.q.val().member;
-        for i in 0..16 {
+        for i in 0..PATHS {
             self.am[i].next = self.z16.val();
             if self.mem1.val().get_bit(i) {
                 self.am[i].next = self.q1a[i].q.val();
             }
         }
-        for g in 0..4 {
+        for g in 0..GROUPS {
             self.q2s[g].d.next = (self.am[4 * g].val() + self.am[4 * g + 1].val())
                 + (self.am[4 * g + 2].val() + self.am[4 * g + 3].val());
         }
-        for i in 0..16 {
+        for i in 0..PATHS {
             self.bm[i].next = self.z16.val();
             if self.mem1.val().get_bit(i) {
                 self.bm[i].next = self.one16.val();
             }
         }
-        for g in 0..4 {
+        for g in 0..GROUPS {
             self.q2c[g].d.next = (self.bm[4 * g].val() + self.bm[4 * g + 1].val())
                 + (self.bm[4 * g + 2].val() + self.bm[4 * g + 3].val());
         }
         // Q2: the sum of alpha and the member count
         self.q3r.d.next = self.q2r.q.val();
-        self.q3sum.d.next = (self.q2s[0].q.val() + self.q2s[1].q.val()) + (self.q2s[2].q.val() + self.q2s[3].q.val());
-        self.q3up.d.next = (self.q2c[0].q.val() + self.q2c[1].q.val()) + (self.q2c[2].q.val() + self.q2c[3].q.val());
+        for g in 0..IF16 {
+            self.q3sum.d.next = (self.q2s[4 * g].q.val() + self.q2s[4 * g + 1].q.val())
+                + (self.q2s[4 * g + 2].q.val() + self.q2s[4 * g + 3].q.val());
+            self.q3up.d.next = (self.q2c[4 * g].q.val() + self.q2c[4 * g + 1].q.val())
+                + (self.q2c[4 * g + 2].q.val() + self.q2c[4 * g + 3].q.val());
+        }
+        for g in 0..IF8 {
+            self.q3sum.d.next = self.q2s[2 * g].q.val() + self.q2s[2 * g + 1].q.val();
+            self.q3up.d.next = self.q2c[2 * g].q.val() + self.q2c[2 * g + 1].q.val();
+        }
+        for g in 0..IF4 {
+            self.q3sum.d.next = self.q2s[g].q.val();
+            self.q3up.d.next = self.q2c[g].q.val();
+        }
         // Q3: alpha * up > 2 * sum (the path's estimate is above twice the mean)
         self.sum.next = self.q3sum.q.val();
         self.up.next = self.q3up.q.val();

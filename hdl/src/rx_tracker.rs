@@ -15,12 +15,13 @@
 //! holds `in_ready` low until it has written the path's row (four clocks).
 //!
 //! # Micro-architecture (design-notes §5)
-//! Per-path state lives in LUT RAM (asynchronous read, 16 rows): a state row (base, head,
+//! Per-path state lives in LUT RAM (asynchronous read, `PATHS` rows): a state row (base, head,
 //! expected, counters, a "word full" flag and a "word cleared" flag per ring word) and the
-//! bitmap banked by word (8 banks of 16 x 32 bits, written at most once per packet). A slide
-//! clears its head word lazily through the "cleared" flag, so a packet writes one bitmap word.
-//! The ring word and bit of a PSN never change while it is in the window: they come from
-//! `psn - K` where `K` (8 bits, set at reset) is the ISN's low byte.
+//! bitmap banked by word (`SACK_WORDS` banks of `PATHS` x 32 bits, written at most once per
+//! packet). A slide clears its head word lazily through the "cleared" flag, so a packet writes
+//! one bitmap word. The ring word and bit of a PSN never change while it is in the window: they
+//! come from `psn - K` where `K` (`SACK_INDEX_BITS` bits, set at reset) is the ISN modulo
+//! `SACK_BITS`.
 //!
 //! Stages: **P** (input register: word/bit/one-hot mask, floor arithmetic); **A1** (LUT-RAM
 //! read of the row and the packet's word); **A2** (forward the two operations whose write-back
@@ -32,7 +33,9 @@
 //! **E** (cum = base + ones, FIFO).
 
 use crate::lutram::{kc, LutRam};
-use mroce_model::params::{ACK_COALESCE, PATHS, SACK_WORDS, SACK_WORD_BITS};
+use mroce_model::params::{
+    ACK_COALESCE, PATHS, PATH_BITS, SACK_INDEX_BITS, SACK_WORDS, SACK_WORD_BITS, SACK_WORD_INDEX_BITS,
+};
 use rust_hdl::prelude::*;
 
 /// Clocks from acceptance to the output record (FIFO empty, `out_ready` high).
@@ -59,22 +62,58 @@ const _: () = assert!(
     "the ge-coalesce precompute assumes ACK_COALESCE >= 2"
 );
 const _: () = assert!(
-    PATHS == 16 && SACK_WORDS == 8 && SACK_WORD_BITS == 32,
-    "rx_tracker is laid out for 16 x 8 x 32"
+    SACK_WORD_BITS == 32,
+    "the 5-bit bit index, the trailing-ones encoder and the one- and two-word slide constants assume 32-bit words"
 );
+const _: () = assert!(
+    SACK_WORDS.is_power_of_two() && SACK_WORDS >= 2 && SACK_WORDS <= 8,
+    "a word index needs at least one bit (and a two-word slide two words); 2 to 8 words are the tested range"
+);
+const _: () = assert!(
+    PATHS.is_power_of_two() && PATHS >= 4 && PATHS <= 16,
+    "the per-path LUT RAMs have PATH_BITS-bit addresses; 4 to 16 paths are the tested range"
+);
+
+/// Width of a path index (LUT-RAM address of the per-path rows).
+const PB: usize = PATH_BITS as usize;
+/// Width of a ring word index (`head`, a packet's word).
+const WB: usize = SACK_WORD_INDEX_BITS as usize;
+/// Width of a bit index in the ring (`K`, `psn - K`).
+const KB: usize = SACK_INDEX_BITS as usize;
+
+/// The bits of a 32-bit PSN difference from bit `SACK_INDEX_BITS` up: any of them set means
+/// "at or beyond the window". hdl_gen takes a slice offset only as a literal or through a
+/// `get_my_offset_*` accessor (the LogicStruct field protocol), so this supplies the accessor.
+trait AboveWindow {
+    fn get_value_above(&self) -> Bits<{ 32 - KB }>;
+    fn get_my_width_above(&self) -> usize;
+    fn get_my_offset_above(&self) -> usize;
+}
+
+impl AboveWindow for Bits<32> {
+    fn get_value_above(&self) -> Bits<{ 32 - KB }> {
+        self.get_bits::<{ 32 - KB }>(KB)
+    }
+    fn get_my_width_above(&self) -> usize {
+        32 - KB
+    }
+    fn get_my_offset_above(&self) -> usize {
+        KB
+    }
+}
 
 /// Per-path state row.
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct RxState {
     pub base: Bits<32>,
-    pub head: Bits<3>,
+    pub head: Bits<WB>,
     pub expected: Bits<32>,
     pub ecn: Bits<16>,
     pub pkt: Bits<16>,
     /// Word i of the ring is all ones.
-    pub full: Bits<8>,
+    pub full: Bits<SACK_WORDS>,
     /// Word i of the ring is zero whatever its bank holds (lazy clear).
-    pub zero: Bits<8>,
+    pub zero: Bits<SACK_WORDS>,
 }
 
 /// One output record.
@@ -83,7 +122,7 @@ pub struct RxOut {
     pub op: Bits<2>,
     pub verdict: Bits<2>,
     pub ack: Bit,
-    pub path: Bits<4>,
+    pub path: Bits<PB>,
     pub base: Bits<32>,
     pub cum: Bits<32>,
     pub ecn: Bits<16>,
@@ -101,7 +140,7 @@ pub struct RxP {
     /// (A2) the op in B is on the same path: precompute both of its outcomes.
     pub same: Bit,
     pub op: Bits<2>,
-    pub path: Bits<4>,
+    pub path: Bits<PB>,
     pub psn: Bits<32>,
     pub psn1: Bits<32>,
     pub psn_m32: Bits<32>,
@@ -111,7 +150,7 @@ pub struct RxP {
     pub ce: Bit,
     pub ackreq: Bit,
     pub commit: Bit,
-    pub w: Bits<3>,
+    pub w: Bits<WB>,
     pub b: Bits<5>,
     pub m: Bits<32>,
 }
@@ -121,14 +160,14 @@ pub struct RxP {
 pub struct RxA {
     pub v: Bit,
     pub op: Bits<2>,
-    pub path: Bits<4>,
+    pub path: Bits<PB>,
     pub psn: Bits<32>,
     pub psn1: Bits<32>,
     pub ce: Bit,
     pub ackreq: Bit,
     pub commit: Bit,
     pub fsane: Bit,
-    pub w: Bits<3>,
+    pub w: Bits<WB>,
     pub b: Bits<5>,
     pub m: Bits<32>,
     pub same: Bit,
@@ -165,17 +204,17 @@ pub struct RxA {
     pub b0: Bits<32>,
     pub b32: Bits<32>,
     pub b64: Bits<32>,
-    pub h0: Bits<3>,
-    pub h1: Bits<3>,
-    pub h2: Bits<3>,
+    pub h0: Bits<WB>,
+    pub h1: Bits<WB>,
+    pub h2: Bits<WB>,
     pub qexp: Bits<32>,
     pub pexp: Bits<32>,
-    pub qfull: Bits<8>,
-    pub qzero: Bits<8>,
-    pub ohw: Bits<8>,
-    pub ohpw: Bits<8>,
-    pub ohqh: Bits<8>,
-    pub ohqh1: Bits<8>,
+    pub qfull: Bits<SACK_WORDS>,
+    pub qzero: Bits<SACK_WORDS>,
+    pub ohw: Bits<SACK_WORDS>,
+    pub ohpw: Bits<SACK_WORDS>,
+    pub ohqh: Bits<SACK_WORDS>,
+    pub ohqh1: Bits<SACK_WORDS>,
 }
 
 /// Stage B result register (also the previous operation's outcome for stage B).
@@ -183,10 +222,10 @@ pub struct RxA {
 pub struct RxR {
     pub v: Bit,
     pub ns: RxState,
-    pub w: Bits<3>,
+    pub w: Bits<WB>,
     pub nword: Bits<32>,
     pub op: Bits<2>,
-    pub path: Bits<4>,
+    pub path: Bits<PB>,
     pub verdict: Bits<2>,
     pub ack: Bit,
     pub slide: Bit,
@@ -194,8 +233,8 @@ pub struct RxR {
     pub iw: Bit,
     pub fullw: Bit,
     pub base: Bits<32>,
-    pub head: Bits<3>,
-    pub zero: Bits<8>,
+    pub head: Bits<WB>,
+    pub zero: Bits<SACK_WORDS>,
     pub ecn: Bits<16>,
     pub pkt: Bits<16>,
 }
@@ -205,11 +244,11 @@ pub struct RxR {
 pub struct RxMeta {
     pub v: Bit,
     pub op: Bits<2>,
-    pub path: Bits<4>,
+    pub path: Bits<PB>,
     pub verdict: Bits<2>,
     pub ack: Bit,
     pub base: Bits<32>,
-    pub head: Bits<3>,
+    pub head: Bits<WB>,
     pub ecn: Bits<16>,
     pub pkt: Bits<16>,
     pub tones: Bits<32>,
@@ -222,7 +261,7 @@ pub struct RxTrackerHw {
     pub in_valid: Signal<In, Bit>,
     pub in_ready: Signal<Out, Bit>,
     pub in_op: Signal<In, Bits<2>>,
-    pub in_path: Signal<In, Bits<4>>,
+    pub in_path: Signal<In, Bits<PB>>,
     pub in_psn: Signal<In, Bits<32>>,
     pub in_floor: Signal<In, Bits<32>>,
     pub in_ce: Signal<In, Bit>,
@@ -231,7 +270,7 @@ pub struct RxTrackerHw {
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
     pub out: Signal<Out, RxOut>,
-    pub out_sack: [Signal<Out, Bits<32>>; 8],
+    pub out_sack: [Signal<Out, Bits<32>>; SACK_WORDS],
     // constants
     c1: Constant<Bits<32>>,
     c32: Constant<Bits<32>>,
@@ -240,9 +279,11 @@ pub struct RxTrackerHw {
     slide_step: Constant<Bits<32>>,
     z32: Constant<Bits<32>>,
     one32: Constant<Bits<32>>,
-    k1_3: Constant<Bits<3>>,
-    k2_3: Constant<Bits<3>>,
-    z3: Constant<Bits<3>>,
+    // `k*_3`/`z3`/`k3` are WB bits and `*8` SACK_WORDS bits wide; the names (localparams in the
+    // Verilog) keep their default-configuration widths so that configuration's output is unchanged.
+    k1_3: Constant<Bits<WB>>,
+    k2_3: Constant<Bits<WB>>,
+    z3: Constant<Bits<WB>>,
     one16: Constant<Bits<16>>,
     two16: Constant<Bits<16>>,
     fffe16: Constant<Bits<16>>,
@@ -252,9 +293,9 @@ pub struct RxTrackerHw {
     coal0: Constant<Bits<16>>,
     coal1: Constant<Bits<16>>,
     coal2: Constant<Bits<16>>,
-    z8: Constant<Bits<8>>,
-    ones8: Constant<Bits<8>>,
-    one8: Constant<Bits<8>>,
+    z8: Constant<Bits<SACK_WORDS>>,
+    ones8: Constant<Bits<SACK_WORDS>>,
+    one8: Constant<Bits<SACK_WORDS>>,
     op_packet: Constant<Bits<2>>,
     op_flush: Constant<Bits<2>>,
     op_reset: Constant<Bits<2>>,
@@ -262,18 +303,18 @@ pub struct RxTrackerHw {
     v_dup: Constant<Bits<2>>,
     v_oow: Constant<Bits<2>>,
     v_ref: Constant<Bits<2>>,
-    k3: [Constant<Bits<3>>; 8],
+    k3: [Constant<Bits<WB>>; SACK_WORDS],
     enc: [Constant<Bits<32>>; 5],
     pow: [Constant<Bits<32>>; 6],
     one4: Constant<Bits<4>>,
     one5: Constant<Bits<5>>,
     depth5: Constant<Bits<5>>,
-    st: LutRam<RxState, 4>,
-    kram: LutRam<Bits<8>, 4>,
-    bank: [LutRam<Bits<32>, 4>; 8],
-    snap: [LutRam<Bits<32>, 4>; 8],
+    st: LutRam<RxState, PB>,
+    kram: LutRam<Bits<KB>, PB>,
+    bank: [LutRam<Bits<32>, PB>; SACK_WORDS],
+    snap: [LutRam<Bits<32>, PB>; SACK_WORDS],
     fifo: LutRam<RxOut, 4>,
-    fifo_sack: [LutRam<Bits<32>, 4>; 8],
+    fifo_sack: [LutRam<Bits<32>, 4>; SACK_WORDS],
     pr: DFF<RxP>,
     p2: DFF<RxP>,
     q1: DFF<RxState>,
@@ -283,9 +324,9 @@ pub struct RxTrackerHw {
     r2: DFF<RxR>,
     cr: DFF<RxMeta>,
     dr: DFF<RxMeta>,
-    cw: [DFF<Bits<32>>; 8],
+    cw: [DFF<Bits<32>>; SACK_WORDS],
     chw: DFF<Bits<32>>,
-    ds: [DFF<Bits<32>>; 8],
+    ds: [DFF<Bits<32>>; SACK_WORDS],
     wp: DFF<Bits<4>>,
     rp: DFF<Bits<4>>,
     cnt: DFF<Bits<5>>,
@@ -294,22 +335,22 @@ pub struct RxTrackerHw {
     accept: Signal<Local, Bit>,
     rdy: Signal<Local, Bit>,
     pdiff: Signal<Local, Bits<32>>,
-    rzero: Signal<Local, Bits<8>>,
+    rzero: Signal<Local, Bits<SACK_WORDS>>,
     rbase: Signal<Local, Bits<32>>,
     rns: Signal<Local, RxState>,
     pop: Signal<Local, Bit>,
-    kd: Signal<Local, Bits<8>>,
+    kd: Signal<Local, Bits<KB>>,
     ce_in: Signal<Local, Bit>,
     // stage A
     q: Signal<Local, RxState>,
-    qzero: Signal<Local, Bits<8>>,
-    qfull: Signal<Local, Bits<8>>,
-    qh1: Signal<Local, Bits<3>>,
-    words: [Signal<Local, Bits<32>>; 8],
+    qzero: Signal<Local, Bits<SACK_WORDS>>,
+    qfull: Signal<Local, Bits<SACK_WORDS>>,
+    qh1: Signal<Local, Bits<WB>>,
+    words: [Signal<Local, Bits<32>>; SACK_WORDS],
     xw: Signal<Local, Bits<32>>,
     xr: Signal<Local, Bits<32>>,
     ws: [Signal<Local, Bits<32>>; 3],
-    zs: [Signal<Local, Bits<8>>; 3],
+    zs: [Signal<Local, Bits<SACK_WORDS>>; 3],
     sbit: [Signal<Local, Bit>; 3],
     sf0: [Signal<Local, Bit>; 3],
     sf1: [Signal<Local, Bit>; 3],
@@ -353,9 +394,9 @@ pub struct RxTrackerHw {
     ec: Signal<Local, Bits<16>>,
     ack: Signal<Local, Bit>,
     ns: Signal<Local, RxState>,
-    f1s: Signal<Local, Bits<8>>,
-    z1s: Signal<Local, Bits<8>>,
-    ohh: Signal<Local, Bits<8>>,
+    f1s: Signal<Local, Bits<SACK_WORDS>>,
+    z1s: Signal<Local, Bits<SACK_WORDS>>,
+    ohh: Signal<Local, Bits<SACK_WORDS>>,
     // stage D
     hw: Signal<Local, Bits<32>>,
     t1: Signal<Local, Bits<32>>,
@@ -407,7 +448,8 @@ impl Default for RxTrackerHw {
             z32: kc(0),
             one32: kc(1),
             k1_3: kc(1),
-            k2_3: kc(2),
+            // head + 2 modulo SACK_WORDS: 0 in a two-word ring, where 2 does not fit in a 1-bit word index
+            k2_3: kc(2 % SACK_WORDS as u64),
             z3: kc(0),
             one16: kc(1),
             two16: kc(2),
@@ -418,7 +460,7 @@ impl Default for RxTrackerHw {
             coal1: kc(u64::from(ACK_COALESCE) - 1),
             coal2: kc(u64::from(ACK_COALESCE) - 2),
             z8: kc(0),
-            ones8: kc(0xFF),
+            ones8: kc((1 << SACK_WORDS) - 1),
             one8: kc(1),
             op_packet: kc(RX_OP_PACKET),
             op_flush: kc(RX_OP_FLUSH),
@@ -533,7 +575,7 @@ impl Logic for RxTrackerHw {
         self.st.clock.next = self.clock.val();
         self.kram.clock.next = self.clock.val();
         self.fifo.clock.next = self.clock.val();
-        for i in 0..8 {
+        for i in 0..SACK_WORDS {
             self.bank[i].clock.next = self.clock.val();
             self.snap[i].clock.next = self.clock.val();
             self.fifo_sack[i].clock.next = self.clock.val();
@@ -550,7 +592,7 @@ impl Logic for RxTrackerHw {
         self.in_ready.next = self.rdy.val();
         self.accept.next = self.in_valid.val() && self.rdy.val();
         self.kram.read_address.next = self.in_path.val();
-        self.kd.next = self.in_psn.val().get_bits::<8>(0) - self.kram.read_data.val();
+        self.kd.next = self.in_psn.val().get_bits::<KB>(0) - self.kram.read_data.val();
         self.ce_in.next = self.in_ce.val() && (self.in_op.val() == self.op_packet.val());
         self.pr.d.next.v = self.accept.val();
         self.pr.d.next.op = self.in_op.val();
@@ -565,14 +607,14 @@ impl Logic for RxTrackerHw {
         self.pr.d.next.ce = self.ce_in.val();
         self.pr.d.next.ackreq = self.in_ack_req.val();
         self.pr.d.next.commit = self.in_commit.val();
-        self.pr.d.next.w = self.kd.val().get_bits::<3>(5);
+        self.pr.d.next.w = self.kd.val().get_bits::<WB>(5);
         self.pr.d.next.b = self.kd.val().get_bits::<5>(0);
         self.pr.d.next.m = self.one32.val() << self.kd.val().get_bits::<5>(0);
 
         // ---------------- stage A1: read the path's row and the packet's bitmap word ----------------
         self.st.read_address.next = self.pr.q.val().path;
         self.xw.next = self.z32.val();
-        for i in 0..8 {
+        for i in 0..SACK_WORDS {
             self.bank[i].read_address.next = self.pr.q.val().path;
             self.words[i].next = self.bank[i].read_data.val();
             if self.pr.q.val().w == self.k3[i].val() {
@@ -662,9 +704,9 @@ impl Logic for RxTrackerHw {
         self.ar.d.next.m = self.p2.q.val().m;
         self.ar.d.next.same = self.p2.q.val().same;
         self.ar.d.next.neg0 = self.d0.val().get_bit(31);
-        self.ar.d.next.oow0 = self.d0.val().get_bits::<24>(8).any();
+        self.ar.d.next.oow0 = self.d0.val().get_value_above().any();
         self.ar.d.next.neg1 = self.d1.val().get_bit(31);
-        self.ar.d.next.oow1 = self.d1.val().get_bits::<24>(8).any();
+        self.ar.d.next.oow1 = self.d1.val().get_value_above().any();
         self.ar.d.next.fpast0 = !self.f0.val().get_bit(31);
         self.ar.d.next.fpast1 = !self.f1.val().get_bit(31);
         self.ar.d.next.xb = !self.zw.val() && self.xbit.val();
@@ -905,9 +947,9 @@ impl Logic for RxTrackerHw {
         self.st.write_enable.next = self.rr.q.val().v;
         self.kram.write_address.next = self.rr.q.val().path;
         self.rbase.next = self.rns.val().base;
-        self.kram.write_data.next = self.rbase.val().get_bits::<8>(0);
+        self.kram.write_data.next = self.rbase.val().get_bits::<KB>(0);
         self.kram.write_enable.next = self.rr.q.val().v && (self.rr.q.val().op == self.op_reset.val());
-        for i in 0..8 {
+        for i in 0..SACK_WORDS {
             self.bank[i].write_address.next = self.rr.q.val().path;
             self.bank[i].write_data.next = self.rr.q.val().nword;
             self.bank[i].write_enable.next =
@@ -949,14 +991,14 @@ impl Logic for RxTrackerHw {
         self.cr.d.next.tones = self.z32.val();
         self.rzero.next = self.r2.q.val().zero;
         self.chw.d.next = self.z32.val();
-        for i in 0..8 {
+        for i in 0..SACK_WORDS {
             self.snap[i].read_address.next = self.r2.q.val().path;
             self.cw[i].d.next = self.snap[i].read_data.val();
             if self.r2.q.val().head == self.k3[i].val() {
                 self.chw.d.next = self.snap[i].read_data.val();
             }
         }
-        for i in 0..8 {
+        for i in 0..SACK_WORDS {
             if self.rzero.val().get_bit(i) {
                 self.cw[i].d.next = self.z32.val();
             }
@@ -966,11 +1008,15 @@ impl Logic for RxTrackerHw {
         }
 
         // ---------------- stage D: rotate by head, trailing ones of the head word ----------------
-        for j in 0..8 {
-            self.ds[j].d.next = self.cw[j].q.val();
-            for h in 0..8 {
-                if self.cr.q.val().head == self.k3[h].val() {
-                    self.ds[j].d.next = self.cw[(h + j) % 8].q.val();
+        // `n` is SACK_WORDS bound as a loop variable: rust-hdl resolves the index `(h + j) % n`
+        // at Verilog generation with an evaluator that knows only loop variables.
+        for n in SACK_WORDS..(SACK_WORDS + 1) {
+            for j in 0..SACK_WORDS {
+                self.ds[j].d.next = self.cw[j].q.val();
+                for h in 0..SACK_WORDS {
+                    if self.cr.q.val().head == self.k3[h].val() {
+                        self.ds[j].d.next = self.cw[(h + j) % n].q.val();
+                    }
                 }
             }
         }
@@ -1003,7 +1049,7 @@ impl Logic for RxTrackerHw {
         self.fifo.write_enable.next = self.dr.q.val().v;
         self.fifo.read_address.next = self.rp.q.val();
         self.out.next = self.fifo.read_data.val();
-        for i in 0..8 {
+        for i in 0..SACK_WORDS {
             self.fifo_sack[i].write_address.next = self.wp.q.val();
             self.fifo_sack[i].write_data.next = self.ds[i].q.val();
             self.fifo_sack[i].write_enable.next = self.dr.q.val().v;

@@ -93,12 +93,26 @@ pub fn stream_defines() -> String {
     ] {
         s.push_str(&format!("`define MROCE_{name} {v}\n"));
     }
+    use mroce_model::params as p;
     s.push_str(&format!(
         "`define MROCE_PATHS {}\n`define MROCE_SACK_WORDS {}\n`define MROCE_CWND_MAX_PKTS {}\n",
-        mroce_model::params::PATHS,
-        mroce_model::params::SACK_WORDS,
-        mroce_model::params::CWND_MAX_PKTS
+        p::PATHS,
+        p::SACK_WORDS,
+        p::CWND_MAX_PKTS
     ));
+    // the hardware configuration's widths (mroce_model::params), for the self-test's registers
+    for (name, v) in [
+        ("PATH_BITS", p::PATH_BITS as usize),
+        ("SACK_BITS", p::SACK_BITS),
+        ("SACK_WORD_INDEX_BITS", p::SACK_WORD_INDEX_BITS as usize),
+        ("SACK_INDEX_BITS", p::SACK_INDEX_BITS as usize),
+        ("RX_OUT_BITS", rx::RxOut::BITS),
+        ("TX_OUT_BITS", tx::TxOut::BITS),
+        ("SEL_OUT_BITS", sel::SelOut::BITS),
+    ] {
+        s.push_str(&format!("`define MROCE_{name} {v}\n"));
+    }
+    s.push_str(&format!("`define MROCE_CONFIG \"{}\"\n", p::CONFIG_NAME));
     s
 }
 
@@ -114,6 +128,14 @@ fn core_verilog() -> String {
 /// `transport_core`'s stream ports (every port but the clock, the CSR bus and `irq`) as
 /// (`[hi:lo] ` or empty, name), in port order, read from the generated Verilog `core`.
 pub fn core_stream_ports(core: &str) -> Vec<(String, String)> {
+    core_stream_port_decls(core)
+        .into_iter()
+        .map(|(_, w, n)| (w, n))
+        .collect()
+}
+
+/// [`core_stream_ports`] with each port's direction (`input` or `output`).
+fn core_stream_port_decls(core: &str) -> Vec<(&'static str, String, String)> {
     let Some(start) = core.find("module transport_core(") else {
         return Vec::new();
     };
@@ -122,16 +144,20 @@ pub fn core_stream_ports(core: &str) -> Vec<(String, String)> {
     body.lines()
         .map(str::trim)
         .filter_map(|l| {
-            let rest = l
-                .strip_prefix("input wire")
-                .or_else(|| l.strip_prefix("output wire").or_else(|| l.strip_prefix("output reg")))?;
+            let (dir, rest) = match l.strip_prefix("input wire") {
+                Some(r) => ("input", r),
+                None => (
+                    "output",
+                    l.strip_prefix("output wire").or_else(|| l.strip_prefix("output reg"))?,
+                ),
+            };
             let decl = rest.trim().trim_end_matches(';').trim();
             let (width, name) = match decl.rsplit_once(' ') {
                 Some((w, n)) => (format!("{} ", w.trim()), n.to_string()),
                 None => (String::new(), decl.to_string()),
             };
             let stream = ["rx_", "tx_", "sel_"].iter().any(|p| name.starts_with(p));
-            stream.then_some((width, name))
+            stream.then_some((dir, width, name))
         })
         .collect()
 }
@@ -141,8 +167,11 @@ pub fn core_stream_ports(core: &str) -> Vec<(String, String)> {
 /// - `MROCE_CORE_STREAM_WIRES`: one `wire` per stream port, the core's width and name;
 /// - `MROCE_CORE_STREAM_PORTS`: `.p(p)` for each, for the `transport_core` instance;
 /// - `MROCE_BIST_STREAM_PORTS`: the same for `mroce_bist`, whose SACK input is one vector
-///   (`rx_out_sack$k` concatenated, word 0 lowest).
+///   (`rx_out_sack$k` concatenated, word 0 lowest);
+/// - `MROCE_CORE_STREAM_NAMES` and `MROCE_CORE_STREAM_DECLS`: the names (comma-separated) and
+///   the core's own port declarations, for a module that passes the streams through (`mroce_soc`).
 pub fn core_stream_defines(core: &str) -> String {
+    let decls = core_stream_port_decls(core);
     let ports = core_stream_ports(core);
     let join = |items: Vec<String>, sep: &str| items.join(&format!("{sep} \\\n    "));
     let wires = join(ports.iter().map(|(w, n)| format!("wire {w}{n};")).collect(), "");
@@ -166,9 +195,12 @@ pub fn core_stream_defines(core: &str) -> String {
         .into_iter()
         .map(|b| if b == "SACK" { sack_port.clone() } else { b })
         .collect();
+    let names = join(decls.iter().map(|(_, _, n)| n.clone()).collect(), ",");
+    let port_decls = join(decls.iter().map(|(d, w, n)| format!("{d} wire {w}{n};")).collect(), "");
     format!(
         "`define MROCE_CORE_STREAM_WIRES \\\n    {wires}\n`define MROCE_CORE_STREAM_PORTS \\\n    {core_ports}\n\
-         `define MROCE_BIST_STREAM_PORTS \\\n    {}\n",
+         `define MROCE_BIST_STREAM_PORTS \\\n    {}\n`define MROCE_CORE_STREAM_NAMES \\\n    {names}\n\
+         `define MROCE_CORE_STREAM_DECLS \\\n    {port_decls}\n",
         join(bist, ",")
     )
 }
@@ -205,6 +237,17 @@ pub const SELFTEST_VERILOG: [(&str, &str); 3] = [
     ),
 ];
 
+/// `mroce_soc.v` with its stream port list and declarations expanded for the generated
+/// `transport_core` text `core` (the co-simulation's shim generator reads port lines).
+pub fn soc_source(core: &str) -> String {
+    let decls = core_stream_port_decls(core);
+    let names: Vec<_> = decls.iter().map(|(_, _, n)| n.as_str()).collect();
+    let lines: Vec<_> = decls.iter().map(|(d, w, n)| format!("{d} wire {w}{n};")).collect();
+    SOC_VERILOG
+        .replace("`MROCE_CORE_STREAM_NAMES", &names.join(","))
+        .replace("`MROCE_CORE_STREAM_DECLS", &lines.join("\n    "))
+}
+
 /// The self-test (`mroce_selftest` and `transport_core`) as one Verilog text.
 pub fn selftest_verilog(map: SocMap) -> String {
     let core = core_verilog();
@@ -226,7 +269,7 @@ pub fn soc_verilog(map: SocMap, picorv32: &str) -> String {
         env!("CARGO_PKG_VERSION"),
         soc_defines(map),
         core_stream_defines(&core),
-        SOC_VERILOG,
+        soc_source(&core),
         core,
         picorv32
     )
@@ -238,7 +281,7 @@ pub fn soc_verilog(map: SocMap, picorv32: &str) -> String {
 /// `clk_25mhz`, pass through.
 pub fn board_verilog(map: SocMap, picorv32: &str, top: &str, top_text: &str, hex: &str) -> String {
     let mut s = selftest_verilog(map);
-    s.push_str(SOC_VERILOG);
+    s.push_str(&soc_source(&core_verilog()));
     s.push('\n');
     s.push_str(picorv32);
     s.push('\n');
@@ -321,7 +364,7 @@ mod tests {
             .find(|f| f.name == "transport_core")
             .expect("transport_core")
             .text;
-        let soc = ports(SOC_VERILOG, "mroce_soc");
+        let soc = ports(&soc_source(&core), "mroce_soc");
         let mut n = 0;
         for p in ports(&core, "transport_core") {
             if p.contains("clock;") || p.contains("csr_") || p.ends_with(" irq;") {
@@ -330,7 +373,8 @@ mod tests {
             assert!(soc.contains(&p), "mroce_soc lacks transport_core's port `{p}`");
             n += 1;
         }
-        assert!(n > 40, "{n} stream ports");
+        // 36 ports besides the SACK words
+        assert_eq!(n, 36 + mroce_model::params::SACK_WORDS, "stream ports");
     }
 
     /// The board tops wire transport_core's streams only through the generated macros, and the
@@ -367,9 +411,11 @@ mod tests {
             );
             assert!(bist_ports.contains(name), "MROCE_BIST_STREAM_PORTS lacks {name}");
         }
-        assert!(n > 40, "{n} stream ports");
+        // 36 ports besides the SACK words
+        assert_eq!(n, 36 + mroce_model::params::SACK_WORDS, "stream ports");
+        let top = mroce_model::params::SACK_WORDS - 1;
         assert!(
-            bist_ports.contains(".rx_out_sack({rx_out_sack$7, rx_out_sack$6"),
+            bist_ports.contains(&format!(".rx_out_sack({{rx_out_sack${top}, rx_out_sack${}", top - 1)),
             "{bist_ports}"
         );
         let tops = [

@@ -23,7 +23,13 @@ use crate::path_selector::{PathSelectorHw, SelOut, SEL_OP_CREDIT, SEL_OP_SELECT}
 use crate::rx_tracker::{RxOut, RxTrackerHw, RX_OP_PACKET};
 use crate::tx_scoreboard::{TxOut, TxScoreboardHw, TX_OP_ACK_WORD, TX_OP_EXPIRE, TX_OP_TIMER};
 use mroce_csr as csr;
+use mroce_model::params::{PATHS, PATH_BITS, SACK_WORDS};
 use rust_hdl::prelude::*;
+
+/// Width of a path index.
+const PB: usize = PATH_BITS as usize;
+// The sticky event registers (EVT_RTO, EVT_LOSS, EVT_REROUTE) hold one bit per path in 16 bits.
+const _: () = assert!(PATHS <= 16, "the CSR event masks are 16 bits wide");
 
 /// The top block.
 #[derive(LogicBlock)]
@@ -33,7 +39,7 @@ pub struct TransportCore {
     pub rx_in_valid: Signal<In, Bit>,
     pub rx_in_ready: Signal<Out, Bit>,
     pub rx_in_op: Signal<In, Bits<2>>,
-    pub rx_in_path: Signal<In, Bits<4>>,
+    pub rx_in_path: Signal<In, Bits<PB>>,
     pub rx_in_psn: Signal<In, Bits<32>>,
     pub rx_in_floor: Signal<In, Bits<32>>,
     pub rx_in_ce: Signal<In, Bit>,
@@ -42,12 +48,12 @@ pub struct TransportCore {
     pub rx_out_valid: Signal<Out, Bit>,
     pub rx_out_ready: Signal<In, Bit>,
     pub rx_out: Signal<Out, RxOut>,
-    pub rx_out_sack: [Signal<Out, Bits<32>>; 8],
+    pub rx_out_sack: [Signal<Out, Bits<32>>; SACK_WORDS],
     // transmit scoreboard stream
     pub tx_in_valid: Signal<In, Bit>,
     pub tx_in_ready: Signal<Out, Bit>,
     pub tx_in_op: Signal<In, Bits<3>>,
-    pub tx_in_path: Signal<In, Bits<4>>,
+    pub tx_in_path: Signal<In, Bits<PB>>,
     pub tx_in_psn: Signal<In, Bits<32>>,
     pub tx_in_mask: Signal<In, Bits<32>>,
     pub tx_in_lost_below: Signal<In, Bits<32>>,
@@ -60,7 +66,7 @@ pub struct TransportCore {
     pub sel_in_valid: Signal<In, Bit>,
     pub sel_in_ready: Signal<Out, Bit>,
     pub sel_in_op: Signal<In, Bits<4>>,
-    pub sel_in_path: Signal<In, Bits<4>>,
+    pub sel_in_path: Signal<In, Bits<PB>>,
     pub sel_in_room: Signal<In, Bits<16>>,
     pub sel_in_a: Signal<In, Bits<16>>,
     pub sel_in_b: Signal<In, Bits<16>>,
@@ -164,7 +170,8 @@ pub struct TransportCore {
     pend32: Constant<Bits<32>>,
     op_select: Constant<Bits<4>>,
     room32: Signal<Local, Bits<32>>,
-    xroom: Signal<Local, Wide32>,
+    xroom: Signal<Local, RoomWord>,
+    z_pad: Constant<Bits<{ 32 - PATHS }>>,
     z16: Constant<Bits<16>>,
     cmdv: Signal<Local, Bits<32>>,
     argv: Signal<Local, Bits<32>>,
@@ -193,6 +200,7 @@ impl Default for TransportCore {
                     one32: kc(1),
                     z32: kc(0),
                     z16: kc(0),
+                    z_pad: kc(0),
                     pend32: kc(1 << 31),
                     op_select: kc(SEL_OP_SELECT),
                     a_caps: kc(u64::from(csr::CAPS)),
@@ -363,7 +371,7 @@ impl Logic for TransportCore {
         self.rx_out_valid.next = self.rx.out_valid.val();
         self.rx.out_ready.next = self.rx_out_ready.val();
         self.rx_out.next = self.rx.out.val();
-        for i in 0..8 {
+        for i in 0..SACK_WORDS {
             self.rx_out_sack[i].next = self.rx.out_sack[i].val();
         }
         // transmit scoreboard
@@ -379,6 +387,10 @@ impl Logic for TransportCore {
         self.tx_out_valid.next = self.tx.out_valid.val();
         self.tx.out_ready.next = self.tx_out_ready.val();
         self.tx_out.next = self.tx.out.val();
+        // the scoreboard's room mask, zero-extended (ROOM_MASK, and SELECT's room)
+        self.xroom.next.mask = self.tx.room_mask.val();
+        self.xroom.next.pad = self.z_pad.val();
+        self.room32.next = self.xroom.val().into();
         // path selector: a queued CSR command goes first
         self.cmdv.next = self.cmd.q.val();
         self.argv.next = self.cmd_arg.q.val();
@@ -388,7 +400,7 @@ impl Logic for TransportCore {
         self.sel.in_path.next = self.sel_in_path.val();
         self.sel.in_room.next = self.sel_in_room.val();
         if self.control.q.val().get_bit(0) && (self.sel_in_op.val() == self.op_select.val()) {
-            self.sel.in_room.next = self.tx.room_mask.val();
+            self.sel.in_room.next = self.room32.val().get_bits::<16>(0);
         }
         self.sel.in_a.next = self.sel_in_a.val();
         self.sel.in_b.next = self.sel_in_b.val();
@@ -398,12 +410,12 @@ impl Logic for TransportCore {
             self.sel.in_valid.next = true;
             self.sel_in_ready.next = false;
             self.sel.in_op.next = self.cmdv.val().get_bits::<4>(0);
-            self.sel.in_path.next = self.cmdv.val().get_bits::<4>(4);
+            self.sel.in_path.next = self.cmdv.val().get_bits::<PB>(4);
             self.sel.in_flag.next = self.cmdv.val().get_bit(8);
             self.sel.in_a.next = self.argv.val().get_bits::<16>(0);
             self.sel.in_b.next = self.argv.val().get_bits::<16>(16);
             self.sel.in_c.next = self.argv.val().get_bits::<16>(0);
-            self.sel.in_room.next = self.tx.room_mask.val();
+            self.sel.in_room.next = self.room32.val().get_bits::<16>(0);
             if self.sel.in_ready.val() {
                 self.cmd_pending.d.next = false;
             }
@@ -532,15 +544,15 @@ impl Logic for TransportCore {
         self.c_last_ack.ev_path.next = self.tx_in_path.val();
         self.c_last_ack.ev_value.next = self.tx_in_now.val();
         self.c_last_ack.ev_set.next = true;
-        self.c_selected.rd_path.next = self.path_sel.q.val().get_bits::<4>(0);
-        self.c_rtos.rd_path.next = self.path_sel.q.val().get_bits::<4>(0);
-        self.c_rto_lost.rd_path.next = self.path_sel.q.val().get_bits::<4>(0);
-        self.c_sack_lost.rd_path.next = self.path_sel.q.val().get_bits::<4>(0);
-        self.c_acked.rd_path.next = self.path_sel.q.val().get_bits::<4>(0);
-        self.c_ecn.rd_path.next = self.path_sel.q.val().get_bits::<4>(0);
-        self.c_rx_ce.rd_path.next = self.path_sel.q.val().get_bits::<4>(0);
-        self.c_last_ack.rd_path.next = self.path_sel.q.val().get_bits::<4>(0);
-        self.c_state.rd_path.next = self.path_sel.q.val().get_bits::<4>(0);
+        self.c_selected.rd_path.next = self.path_sel.q.val().get_bits::<PB>(0);
+        self.c_rtos.rd_path.next = self.path_sel.q.val().get_bits::<PB>(0);
+        self.c_rto_lost.rd_path.next = self.path_sel.q.val().get_bits::<PB>(0);
+        self.c_sack_lost.rd_path.next = self.path_sel.q.val().get_bits::<PB>(0);
+        self.c_acked.rd_path.next = self.path_sel.q.val().get_bits::<PB>(0);
+        self.c_ecn.rd_path.next = self.path_sel.q.val().get_bits::<PB>(0);
+        self.c_rx_ce.rd_path.next = self.path_sel.q.val().get_bits::<PB>(0);
+        self.c_last_ack.rd_path.next = self.path_sel.q.val().get_bits::<PB>(0);
+        self.c_state.rd_path.next = self.path_sel.q.val().get_bits::<PB>(0);
         // sticky events: a set wins over a clear in the same clock
         self.set_rto.next = self.z16.val();
         if self.t1.q.val().v_timer {
@@ -586,9 +598,6 @@ impl Logic for TransportCore {
         self.x_reroute.next.lo = self.evt_reroute.q.val();
         self.x_reroute.next.hi = self.z16.val();
         // CSR reads (registered)
-        self.xroom.next.lo = self.tx.room_mask.val();
-        self.xroom.next.hi = self.z16.val();
-        self.room32.next = self.xroom.val().into();
         self.rdata.d.next = self.z32.val();
         if self.csr_addr.val() == self.a_id.val() {
             self.rdata.d.next = self.v_id.val();
@@ -684,13 +693,20 @@ impl Logic for TransportCore {
     }
 }
 
+/// The scoreboard's room mask (one bit per path) as a 32-bit word.
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct RoomWord {
+    pub mask: Bits<PATHS>,
+    pub pad: Bits<{ 32 - PATHS }>,
+}
+
 /// A scoreboard record as the counters need it.
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct TxEvent {
     pub v_timer: Bit,
     pub v_expire: Bit,
     pub v_ack: Bit,
-    pub path: Bits<4>,
+    pub path: Bits<PB>,
     pub lost: Bits<32>,
     pub freed: Bits<32>,
 }
@@ -724,22 +740,22 @@ pub struct PathStateWord {
 pub struct PathCounter {
     pub clock: Signal<In, Clock>,
     pub ev_valid: Signal<In, Bit>,
-    pub ev_path: Signal<In, Bits<4>>,
+    pub ev_path: Signal<In, Bits<PB>>,
     pub ev_value: Signal<In, Bits<32>>,
     pub ev_set: Signal<In, Bit>,
-    pub rd_path: Signal<In, Bits<4>>,
+    pub rd_path: Signal<In, Bits<PB>>,
     pub rd_data: Signal<Out, Bits<32>>,
     ev: DFF<Bit>,
-    evp: DFF<Bits<4>>,
+    evp: DFF<Bits<PB>>,
     evv: DFF<Bits<32>>,
     evs: DFF<Bit>,
     /// The event entering E is on the path of the event now in E (which will be in W): use W's word.
     fwd: DFF<Bit>,
     wv: DFF<Bit>,
-    wp: DFF<Bits<4>>,
+    wp: DFF<Bits<PB>>,
     ww: DFF<Bits<32>>,
-    ram: LutRam<Bits<32>, 4>,
-    port: LutRam<Bits<32>, 4>,
+    ram: LutRam<Bits<32>, PB>,
+    port: LutRam<Bits<32>, PB>,
     old: Signal<Local, Bits<32>>,
 }
 

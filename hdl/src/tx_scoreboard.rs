@@ -36,13 +36,19 @@
 //! register (`sig`/`nu`/`wrn` come pre-ANDed with the next op's "same path" flag), the late
 //! signals (word flags, progress, slide) select last, and what the next op does not read at
 //! once (una after a slide, the record's armed/deadline/empty/room) is resolved at R. Invariants
-//! used (true from reset, kept by every operation): 0 <= next - una <= 224, so next - una is
-//! {nw[7:5] - head, nw[4:0]} (8 bits, no 32-bit subtraction); every outstanding bit was sent
-//! (words hold PSNs in [una, next)), so an ACK's freed bits are out & mask and the word left is
-//! out & !(mask | below), independent of the sent mask.
+//! used (true from reset, kept by every operation): 0 <= next - una <= `SACK_BITS` - 32, so
+//! next - una is {nw[SIB-1:5] - head, nw[4:0]} (SIB = `SACK_INDEX_BITS` bits, no 32-bit
+//! subtraction); every outstanding bit was sent (words hold PSNs in [una, next)), so an ACK's
+//! freed bits are out & mask and the word left is out & !(mask | below), independent of the
+//! sent mask.
+//!
+//! Dimensions follow `mroce_model::params`: `PATHS` rows and a ring of `SACK_WORDS` 32-bit words
+//! per path (16 x 8 by default, 8 x 4 with `config-reduced`, 4 x 2 with `config-small`).
 
 use crate::lutram::{kc, LutRam};
-use mroce_model::params::{PATHS, RTO_MAX_BACKOFF, SACK_WORDS, SACK_WORD_BITS};
+use mroce_model::params::{
+    PATHS, PATH_BITS, RTO_MAX_BACKOFF, SACK_INDEX_BITS, SACK_WORDS, SACK_WORD_BITS, SACK_WORD_INDEX_BITS,
+};
 use rust_hdl::prelude::*;
 
 /// Clocks from acceptance to the output record (FIFO empty, `out_ready` high).
@@ -59,34 +65,51 @@ pub const TX_OP_TIMER: u64 = 3;
 pub const TX_OP_CLEAR_BACKOFF: u64 = 4;
 pub const TX_OP_RESET: u64 = 5;
 
+// Widths of a path index, a ring word index and a bit index in the ring (a window offset); a
+// signed window offset (next - word_psn), and the PSN bits above a window offset.
+const PB: usize = PATH_BITS as usize;
+const WIB: usize = SACK_WORD_INDEX_BITS as usize;
+const SIB: usize = SACK_INDEX_BITS as usize;
+const SIB1: usize = SIB + 1;
+const HIB: usize = 32 - SIB;
+
+// Bit offsets in a word are 5 bits of a 32-bit PSN, sliced at fixed places. Word and path
+// indices need at least one bit (rust-hdl has no Bits<0>), and one word is kept as slack (a
+// one-word window would have no room); the upper bounds are the configurations' range (tested).
+const _: () = assert!(SACK_WORD_BITS == 32, "tx_scoreboard: 32-bit words");
 const _: () = assert!(
-    PATHS == 16 && SACK_WORDS == 8 && SACK_WORD_BITS == 32,
-    "tx_scoreboard is laid out for 16 x 8 x 32"
+    SACK_WORDS >= 2 && SACK_WORDS <= 8 && SACK_WORDS == 1 << WIB,
+    "tx_scoreboard: 2, 4 or 8 ring words"
+);
+const _: () = assert!(
+    PATHS >= 4 && PATHS <= 16 && PATHS == 1 << PB,
+    "tx_scoreboard: 4, 8 or 16 paths"
 );
 
 /// Per-path row.
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct TxState {
     pub una: Bits<32>,
-    pub head: Bits<3>,
+    pub head: Bits<WIB>,
     pub nxt: Bits<32>,
     pub armed: Bit,
     pub deadline: Bits<32>,
     pub backoff: Bits<3>,
     /// Ring word i is non-zero (a clear flag makes the word read as zero).
-    pub nz: Bits<8>,
-    /// ISN mod 256: PSN x sits at bit (x - k8) % 32 of ring word ((x - k8) / 32) % 8 for as long
-    /// as it is in the window (una and head move together), so no 32-bit subtraction is needed.
-    pub k8: Bits<8>,
-    /// (next - k8) mod 256: ring word [7:5] and bit [4:0] of the next PSN to send.
-    pub nw: Bits<8>,
+    pub nz: Bits<SACK_WORDS>,
+    /// ISN mod SACK_BITS: PSN x sits at bit (x - org) % 32 of ring word ((x - org) / 32) %
+    /// SACK_WORDS for as long as it is in the window (una and head move together), so no 32-bit
+    /// subtraction is needed.
+    pub org: Bits<SIB>,
+    /// (next - org) mod SACK_BITS: ring word [SIB-1:5] and bit [4:0] of the next PSN to send.
+    pub nw: Bits<SIB>,
 }
 
 /// One output record.
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct TxOut {
     pub op: Bits<3>,
-    pub path: Bits<4>,
+    pub path: Bits<PB>,
     pub ok: Bit,
     pub psn: Bits<32>,
     pub freed: Bits<32>,
@@ -104,7 +127,7 @@ pub struct TxOut {
 pub struct TxP {
     pub v: Bit,
     pub op: Bits<3>,
-    pub path: Bits<4>,
+    pub path: Bits<PB>,
     pub psn: Bits<32>,
     pub mask: Bits<32>,
     pub below: Bits<32>,
@@ -113,8 +136,8 @@ pub struct TxP {
     pub ser: Bit,
     /// word_psn - 32 (range check against una + 32 when the op in B slides).
     pub psm32: Bits<32>,
-    /// (A1) ring word of word_psn, and word_psn is word-aligned (from the row's k8).
-    pub wa: Bits<3>,
+    /// (A1) ring word of word_psn, and word_psn is word-aligned (from the row's org).
+    pub wa: Bits<WIB>,
     pub aligned: Bit,
     pub fwd: Bit,
     pub fwd2: Bit,
@@ -133,7 +156,7 @@ pub struct TxP {
 pub struct TxA {
     pub v: Bit,
     pub op: Bits<3>,
-    pub path: Bits<4>,
+    pub path: Bits<PB>,
     pub psn: Bits<32>,
     pub mask: Bits<32>,
     pub below: Bits<32>,
@@ -152,13 +175,13 @@ pub struct TxA {
     pub ge10: Bit,
     pub ge11: Bit,
     pub nx1: Bits<32>,
-    pub nw1: Bits<8>,
-    pub nw2: Bits<8>,
+    pub nw1: Bits<SIB>,
+    pub nw2: Bits<SIB>,
     pub nx2: Bits<32>,
     pub u32c: Bits<32>,
     pub u64c: Bits<32>,
-    pub w0: Bits<3>,
-    pub w1: Bits<3>,
+    pub w0: Bits<WIB>,
+    pub w1: Bits<WIB>,
     pub m0: Bits<32>,
     pub m1: Bits<32>,
     pub ws0: Bits<32>,
@@ -168,7 +191,7 @@ pub struct TxA {
     pub rsh: Bits<32>,
     pub db: Bits<32>,
     pub aligned: Bit,
-    /// word_psn - una < 256 (i0*) and word_psn - 32 - una < 256 (i1*) on each forwarding
+    /// word_psn - una < SACK_BITS (i0*) and word_psn - 32 - una < SACK_BITS (i1*) on each forwarding
     /// candidate (RAM, R, R after its slide, R2) and the one-hot candidate select: resolved in B,
     /// where the ACK's validity is not needed early.
     pub i0q: Bit,
@@ -183,7 +206,7 @@ pub struct TxA {
     pub cr: Bit,
     pub cu: Bit,
     pub cs: Bit,
-    pub wa: Bits<3>,
+    pub wa: Bits<WIB>,
     /// The row's head word is non-zero (before the op in B).
     pub hb0: Bit,
     /// wa is the row's head word.
@@ -199,11 +222,11 @@ pub struct TxA {
     pub ozeq: Bit,
     pub nz0q: Bit,
     /// One-hot ring words w0, w1, wa, head, and head + 1.
-    pub w0oh: Bits<8>,
-    pub w1oh: Bits<8>,
-    pub waoh: Bits<8>,
-    pub qhoh: Bits<8>,
-    pub h1: Bits<3>,
+    pub w0oh: Bits<SACK_WORDS>,
+    pub w1oh: Bits<SACK_WORDS>,
+    pub waoh: Bits<SACK_WORDS>,
+    pub qhoh: Bits<SACK_WORDS>,
+    pub h1: Bits<WIB>,
     /// The row's backoff is 0 (before the op in B).
     pub bz0: Bit,
     pub sent0: Bits<32>,
@@ -219,7 +242,7 @@ pub struct TxA {
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct TxR {
     pub v: Bit,
-    pub path: Bits<4>,
+    pub path: Bits<PB>,
     pub ns: TxState,
     pub slid: Bit,
     pub sendok: Bit,
@@ -232,7 +255,7 @@ pub struct TxR {
     /// ns.backoff is 0 (registered for the next op's first-arm deadline choice).
     pub bz: Bit,
     pub wrote: Bit,
-    pub w: Bits<3>,
+    pub w: Bits<WIB>,
     pub nword: Bits<32>,
     pub rec: TxOut,
 }
@@ -244,7 +267,7 @@ pub struct TxScoreboardHw {
     pub in_valid: Signal<In, Bit>,
     pub in_ready: Signal<Out, Bit>,
     pub in_op: Signal<In, Bits<3>>,
-    pub in_path: Signal<In, Bits<4>>,
+    pub in_path: Signal<In, Bits<PB>>,
     pub in_psn: Signal<In, Bits<32>>,
     pub in_mask: Signal<In, Bits<32>>,
     pub in_lost_below: Signal<In, Bits<32>>,
@@ -254,23 +277,24 @@ pub struct TxScoreboardHw {
     pub out_ready: Signal<In, Bit>,
     pub out: Signal<Out, TxOut>,
     /// Bit p: path p has window room (`has_room(p)`).
-    pub room_mask: Signal<Out, Bits<16>>,
-    st: LutRam<TxState, 4>,
-    bank: [LutRam<Bits<32>, 4>; 8],
+    pub room_mask: Signal<Out, Bits<PATHS>>,
+    st: LutRam<TxState, PB>,
+    bank: [LutRam<Bits<32>, PB>; SACK_WORDS],
     fifo: LutRam<TxOut, 4>,
     pr: DFF<TxP>,
     p2: DFF<TxP>,
     q1: DFF<TxState>,
-    x1: [DFF<Bits<32>>; 8],
+    x1: [DFF<Bits<32>>; SACK_WORDS],
     ar: DFF<TxA>,
     rr: DFF<TxR>,
     r2: DFF<TxR>,
-    room: DFF<Bits<16>>,
+    room: DFF<Bits<PATHS>>,
     wp: DFF<Bits<4>>,
     rp: DFF<Bits<4>>,
     cnt: DFF<Bits<5>>,
     occ: DFF<Bits<5>>,
-    // constants
+    // constants (named for the default configuration's widths, which are the Verilog
+    // localparams' names; z8 / one8 are ring-word masks, k3 ring-word indices, one16 a path mask)
     c1: Constant<Bits<32>>,
     c2: Constant<Bits<32>>,
     c32: Constant<Bits<32>>,
@@ -281,14 +305,17 @@ pub struct TxScoreboardHw {
     one3: Constant<Bits<3>>,
     z3: Constant<Bits<3>>,
     maxbo: Constant<Bits<3>>,
-    z8: Constant<Bits<8>>,
-    one8: Constant<Bits<8>>,
-    two8: Constant<Bits<8>>,
-    one16: Constant<Bits<16>>,
+    z8: Constant<Bits<SACK_WORDS>>,
+    one8: Constant<Bits<SACK_WORDS>>,
+    /// Ring offsets (the row's org and nw).
+    zr: Constant<Bits<SIB>>,
+    oner: Constant<Bits<SIB>>,
+    twor: Constant<Bits<SIB>>,
+    one16: Constant<Bits<PATHS>>,
     one4: Constant<Bits<4>>,
     one5: Constant<Bits<5>>,
     depth5: Constant<Bits<5>>,
-    k3: [Constant<Bits<3>>; 8],
+    k3: [Constant<Bits<WIB>>; SACK_WORDS],
     op_send: Constant<Bits<3>>,
     op_ack: Constant<Bits<3>>,
     op_expire: Constant<Bits<3>>,
@@ -305,22 +332,22 @@ pub struct TxScoreboardHw {
     rns: Signal<Local, TxState>,
     r2ns: Signal<Local, TxState>,
     q: Signal<Local, TxState>,
-    qnz: Signal<Local, Bits<8>>,
-    wv: [Signal<Local, Bits<32>>; 8],
+    qnz: Signal<Local, Bits<SACK_WORDS>>,
+    wv: [Signal<Local, Bits<32>>; SACK_WORDS],
     p: Signal<Local, TxP>,
     m0: Signal<Local, Bits<32>>,
     ws0l: Signal<Local, Bits<32>>,
     ws0p: Signal<Local, Bits<32>>,
-    w0p: Signal<Local, Bits<3>>,
+    w0p: Signal<Local, Bits<WIB>>,
     snxt: [Signal<Local, Bits<32>>; 3],
     suna: [Signal<Local, Bits<32>>; 3],
-    snw: [Signal<Local, Bits<8>>; 3],
-    shd: [Signal<Local, Bits<3>>; 3],
-    ahi: [Signal<Local, Bits<3>>; 3],
+    snw: [Signal<Local, Bits<SIB>>; 3],
+    shd: [Signal<Local, Bits<WIB>>; 3],
+    ahi: [Signal<Local, Bits<WIB>>; 3],
     alo: [Signal<Local, Bit>; 3],
     sd0: [Signal<Local, Bits<32>>; 3],
     sd1: [Signal<Local, Bits<32>>; 3],
-    sspan: [Signal<Local, Bits<9>>; 3],
+    sspan: [Signal<Local, Bits<SIB1>>; 3],
     f_r00: [Signal<Local, Bit>; 3],
     f_r01: [Signal<Local, Bit>; 3],
     f_r10: [Signal<Local, Bit>; 3],
@@ -333,17 +360,17 @@ pub struct TxScoreboardHw {
     f_i1: [Signal<Local, Bit>; 3],
     qn: Signal<Local, Bits<32>>,
     pp: Signal<Local, Bits<32>>,
-    kn: Signal<Local, Bits<8>>,
-    ka: Signal<Local, Bits<8>>,
+    kn: Signal<Local, Bits<SIB>>,
+    ka: Signal<Local, Bits<SIB>>,
     q1r: Signal<Local, TxState>,
     bo1a: Signal<Local, Bits<3>>,
     prp: Signal<Local, Bits<32>>,
     s0: Signal<Local, Bits<32>>,
     s1: Signal<Local, Bits<32>>,
-    w0: Signal<Local, Bits<3>>,
-    w1: Signal<Local, Bits<3>>,
-    wa: Signal<Local, Bits<3>>,
-    qh1: Signal<Local, Bits<3>>,
+    w0: Signal<Local, Bits<WIB>>,
+    w1: Signal<Local, Bits<WIB>>,
+    wa: Signal<Local, Bits<WIB>>,
+    qh1: Signal<Local, Bits<WIB>>,
     wsa: Signal<Local, Bits<32>>,
     bo1: Signal<Local, Bits<3>>,
     late: Signal<Local, Bits<32>>,
@@ -354,8 +381,8 @@ pub struct TxScoreboardHw {
     prs: Signal<Local, TxState>,
     sig: Signal<Local, Bit>,
     nu: Signal<Local, Bit>,
-    head_k: Signal<Local, Bits<3>>,
-    nz_k: Signal<Local, Bits<8>>,
+    head_k: Signal<Local, Bits<WIB>>,
+    nz_k: Signal<Local, Bits<SACK_WORDS>>,
     armed_k: Signal<Local, Bit>,
     bo_k: Signal<Local, Bits<3>>,
     bzk: Signal<Local, Bit>,
@@ -364,7 +391,7 @@ pub struct TxScoreboardHw {
     nxt_k: Signal<Local, Bits<32>>,
     room_k: Signal<Local, Bit>,
     ge_k: Signal<Local, Bit>,
-    w: Signal<Local, Bits<3>>,
+    w: Signal<Local, Bits<WIB>>,
     fromr: Signal<Local, Bit>,
     src: Signal<Local, Bits<32>>,
     sent: Signal<Local, Bits<32>>,
@@ -375,14 +402,14 @@ pub struct TxScoreboardHw {
     valid_ack: Signal<Local, Bit>,
     nword: Signal<Local, Bits<32>>,
     wrote: Signal<Local, Bit>,
-    nz_set: Signal<Local, Bits<8>>,
+    nz_set: Signal<Local, Bits<SACK_WORDS>>,
     rraw: Signal<Local, TxState>,
     da: Signal<Local, Bits<32>>,
     sd0u: Signal<Local, Bits<32>>,
     sd1u: Signal<Local, Bits<32>>,
     inr0: Signal<Local, Bit>,
     inr1: Signal<Local, Bit>,
-    nz_clr: Signal<Local, Bits<8>>,
+    nz_clr: Signal<Local, Bits<SACK_WORDS>>,
     uh: Signal<Local, Bits<32>>,
     msel: Signal<Local, Bits<32>>,
     nwp: Signal<Local, Bits<32>>,
@@ -395,10 +422,10 @@ pub struct TxScoreboardHw {
     slide: Signal<Local, Bit>,
     sendok: Signal<Local, Bit>,
     ackok: Signal<Local, Bit>,
-    hk1: Signal<Local, Bits<3>>,
-    hoh: Signal<Local, Bits<8>>,
-    phoh: Signal<Local, Bits<8>>,
-    woh: Signal<Local, Bits<8>>,
+    hk1: Signal<Local, Bits<WIB>>,
+    hoh: Signal<Local, Bits<SACK_WORDS>>,
+    phoh: Signal<Local, Bits<SACK_WORDS>>,
+    woh: Signal<Local, Bits<SACK_WORDS>>,
     oza: Signal<Local, Bit>,
     oze: Signal<Local, Bit>,
     nz0: Signal<Local, Bit>,
@@ -408,7 +435,7 @@ pub struct TxScoreboardHw {
     frh: Signal<Local, Bit>,
     nmb: Signal<Local, Bits<32>>,
     xa: Signal<Local, Bits<32>>,
-    ssel: Signal<Local, Bits<9>>,
+    ssel: Signal<Local, Bits<SIB1>>,
     thr: Signal<Local, Bits<32>>,
     sbo: [Signal<Local, Bits<3>>; 3],
     rsh: [Signal<Local, Bits<32>>; 3],
@@ -418,7 +445,7 @@ pub struct TxScoreboardHw {
     // locals: R
     rrec: Signal<Local, TxOut>,
     rrec2: Signal<Local, TxOut>,
-    alloc2: Signal<Local, Bits<3>>,
+    alloc2: Signal<Local, Bits<WIB>>,
     roomr: Signal<Local, Bit>,
 }
 
@@ -440,7 +467,9 @@ impl Default for TxScoreboardHw {
                     maxbo: kc(u64::from(RTO_MAX_BACKOFF)),
                     z8: kc(0),
                     one8: kc(1),
-                    two8: kc(2),
+                    zr: kc(0),
+                    oner: kc(1),
+                    twor: kc(2),
                     one16: kc(1),
                     one4: kc(1),
                     one5: kc(1),
@@ -616,7 +645,7 @@ impl Logic for TxScoreboardHw {
         dff_setup!(self, clock, pr, p2, q1, ar, rr, r2, room, wp, rp, cnt, occ);
         self.st.clock.next = self.clock.val();
         self.fifo.clock.next = self.clock.val();
-        for i in 0..8 {
+        for i in 0..SACK_WORDS {
             self.bank[i].clock.next = self.clock.val();
             self.x1[i].clock.next = self.clock.val();
         }
@@ -655,24 +684,24 @@ impl Logic for TxScoreboardHw {
         self.pr.d.next.fwd2 = false;
         self.pr.d.next.same = false;
 
-        // ---------------- stage A1: read the row and all 8 words ----------------
+        // ---------------- stage A1: read the row and all its words ----------------
         self.st.read_address.next = self.pr.q.val().path;
         self.q1.d.next = self.st.read_data.val();
-        for i in 0..8 {
+        for i in 0..SACK_WORDS {
             self.bank[i].read_address.next = self.pr.q.val().path;
             self.x1[i].d.next = self.bank[i].read_data.val();
         }
         self.p2.d.next = self.pr.q.val();
-        // k8 changes only on RESET, which drains the pipeline: the RAM row's k8 is current
+        // org changes only on RESET, which drains the pipeline: the RAM row's org is current
         self.q1r.next = self.st.read_data.val();
         self.prp.next = self.pr.q.val().psn;
-        self.ka.next = self.prp.val().get_bits::<8>(0) - self.q1r.val().k8;
+        self.ka.next = self.prp.val().get_bits::<SIB>(0) - self.q1r.val().org;
         self.bo1a.next = self.q1r.val().backoff;
         if self.q1r.val().backoff < self.maxbo.val() {
             self.bo1a.next = self.q1r.val().backoff + self.one3.val();
         }
         self.p2.d.next.rtb = self.pr.q.val().rto << self.bo1a.val();
-        self.p2.d.next.wa = self.ka.val().get_bits::<3>(5);
+        self.p2.d.next.wa = self.ka.val().get_bits::<WIB>(5);
         self.p2.d.next.aligned = !self.ka.val().get_bits::<5>(0).any();
         self.p2.d.next.fwd = self.ar.q.val().v && (self.ar.q.val().path == self.pr.q.val().path);
         self.p2.d.next.fwd2 = self.rr.q.val().v && (self.rr.q.val().path == self.pr.q.val().path);
@@ -696,7 +725,7 @@ impl Logic for TxScoreboardHw {
             self.q.next = self.rns.val();
         }
         self.qnz.next = self.q.val().nz;
-        for i in 0..8 {
+        for i in 0..SACK_WORDS {
             self.wv[i].next = self.x1[i].q.val();
             if self.p.val().fwd2 && self.r2.q.val().wrote && (self.r2.q.val().w == self.k3[i].val()) {
                 self.wv[i].next = self.r2.q.val().nword;
@@ -720,7 +749,7 @@ impl Logic for TxScoreboardHw {
         self.ar.d.next.is_exp = self.p.val().op == self.op_expire.val();
         self.ar.d.next.is_ser = self.p.val().ser;
         self.ar.d.next.q = self.q.val();
-        // allocation next - una (0 ..= 224) and its four variants: (σ, ν) = (slid, sent)
+        // allocation next - una (0 ..= SACK_BITS - 32) and its four variants: (σ, ν) = (slid, sent)
         // Comparisons are made on each candidate row (RAM, R, R2) straight from its register and
         // selected afterwards, so the forwarding mux is not in front of the carry chains.
         self.snxt[0].next = self.q1.q.val().nxt;
@@ -741,31 +770,44 @@ impl Logic for TxScoreboardHw {
         self.suna[1].next = self.rraw.val().una;
         self.sd0u.next = self.p.val().psn - self.rr.q.val().uh;
         self.sd1u.next = self.p.val().psm32 - self.rr.q.val().uh;
-        self.ar.d.next.i0u = !self.sd0u.val().get_bits::<24>(8).any();
-        self.ar.d.next.i1u = !self.sd1u.val().get_bits::<24>(8).any();
+        // In the window: the bits above a window offset are zero. hdl_gen writes a loop variable
+        // as its value but a constant as its name, so one-pass loops bind the window's offset
+        // width (sb = SIB) and its last ring word (top) where the Verilog needs literals.
+        for sb in SIB..(SIB + 1) {
+            self.ar.d.next.i0u = !self.sd0u.val().get_bits::<HIB>(sb).any();
+            self.ar.d.next.i1u = !self.sd1u.val().get_bits::<HIB>(sb).any();
+        }
         self.suna[2].next = self.r2ns.val().una;
         for j in 0..3 {
-            // next - una (0 ..= 224) is {nw[7:5] - head, nw[4:0]} (una sits at bit 0 of the head word)
-            self.ahi[j].next = self.snw[j].val().get_bits::<3>(5) - self.shd[j].val();
+            // next - una (0 ..= SACK_BITS - 32) is {nw[SIB-1:5] - head, nw[4:0]} (una sits at bit 0
+            // of the head word)
+            self.ahi[j].next = self.snw[j].val().get_bits::<WIB>(5) - self.shd[j].val();
             self.alo[j].next = self.snw[j].val().get_bits::<5>(0).all();
             self.sd0[j].next = self.p.val().psn - self.suna[j].val();
             self.sd1[j].next = self.p.val().psm32 - self.suna[j].val();
-            // next - word_psn in 9 bits: wherever the masks are used (aligned, 0 <= word_psn - una
-            // < 256, 0 <= next - una <= 224) it lies in -256 ..= 224, so 9 bits are exact
-            self.sspan[j].next = self.snxt[j].val().get_bits::<9>(0) - self.p.val().psn.get_bits::<9>(0);
-            // alloc < 224, < 223, < 256, < 255; >= 32, >= 31, >= 64, >= 63 (alloc <= 224)
-            self.f_r00[j].next = self.ahi[j].val() != self.k3[7].val();
-            self.f_r01[j].next = !((self.ahi[j].val() == self.k3[7].val())
-                || ((self.ahi[j].val() == self.k3[6].val()) && self.alo[j].val()));
+            // next - word_psn in SIB + 1 bits: wherever the masks are used (aligned, 0 <= word_psn -
+            // una < SACK_BITS, 0 <= next - una <= SACK_BITS - 32) it lies in -SACK_BITS ..=
+            // SACK_BITS - 32, so SIB + 1 bits are exact
+            self.sspan[j].next = self.snxt[j].val().get_bits::<SIB1>(0) - self.p.val().psn.get_bits::<SIB1>(0);
+            // alloc < B, < B - 1, < B + 32, < B + 31; >= 32, >= 31, >= 64, >= 63, where
+            // B = SACK_BITS - 32 bounds alloc (ahi is the top word iff alloc >= B)
+            for top in (SACK_WORDS - 1)..SACK_WORDS {
+                self.f_r00[j].next = self.ahi[j].val() != self.k3[top].val();
+                self.f_r01[j].next = !((self.ahi[j].val() == self.k3[top].val())
+                    || ((self.ahi[j].val() == self.k3[top - 1].val()) && self.alo[j].val()));
+            }
             self.f_r10[j].next = true;
             self.f_r11[j].next = true;
             self.f_g00[j].next = self.ahi[j].val().any();
             self.f_g01[j].next = self.ahi[j].val().any() || self.alo[j].val();
-            self.f_g10[j].next = self.ahi[j].val().get_bits::<2>(1).any();
-            self.f_g11[j].next = self.ahi[j].val().get_bits::<2>(1).any()
+            // ahi >= 2 (never with 2 words, where ahi is one bit)
+            self.f_g10[j].next = (self.ahi[j].val() & !self.k3[1].val()).any();
+            self.f_g11[j].next = (self.ahi[j].val() & !self.k3[1].val()).any()
                 || ((self.ahi[j].val() == self.k3[1].val()) && self.alo[j].val());
-            self.f_i0[j].next = !self.sd0[j].val().get_bits::<24>(8).any();
-            self.f_i1[j].next = !self.sd1[j].val().get_bits::<24>(8).any();
+            for sb in SIB..(SIB + 1) {
+                self.f_i0[j].next = !self.sd0[j].val().get_bits::<HIB>(sb).any();
+                self.f_i1[j].next = !self.sd1[j].val().get_bits::<HIB>(sb).any();
+            }
         }
         // sent mask: PSNs word_psn .. next (a thermometer of next - word_psn, clipped to
         // 0 ..= 32); for next + 1 it is the same mask shifted in by one (empty if negative)
@@ -779,13 +821,15 @@ impl Logic for TxScoreboardHw {
         self.thr.next = !(self.ones32.val() << self.ssel.val().get_bits::<5>(0));
         self.s0.next = self.thr.val();
         self.s1.next = (self.thr.val() << self.c1.val()) | self.one32.val();
-        if self.ssel.val().get_bits::<3>(5).any() {
+        if self.ssel.val().get_bits::<WIB>(5).any() {
             self.s0.next = self.ones32.val();
             self.s1.next = self.ones32.val();
         }
-        if self.ssel.val().get_bit(8) {
-            self.s0.next = self.z32.val();
-            self.s1.next = self.z32.val();
+        for sb in SIB..(SIB + 1) {
+            if self.ssel.val().get_bit(sb) {
+                self.s0.next = self.z32.val();
+                self.s1.next = self.z32.val();
+            }
         }
         self.ar.d.next.room00 = self.f_r00[0].val();
         if self.p.val().fwd2 {
@@ -861,12 +905,12 @@ impl Logic for TxScoreboardHw {
         self.qn.next = self.q.val().nxt;
         self.pp.next = self.p.val().psn;
         self.kn.next = self.q.val().nw;
-        self.ar.d.next.nw1 = self.q.val().nw + self.one8.val();
-        self.ar.d.next.nw2 = self.q.val().nw + self.two8.val();
-        self.w0.next = self.kn.val().get_bits::<3>(5);
+        self.ar.d.next.nw1 = self.q.val().nw + self.oner.val();
+        self.ar.d.next.nw2 = self.q.val().nw + self.twor.val();
+        self.w0.next = self.kn.val().get_bits::<WIB>(5);
         self.w1.next = self.w0.val();
         if self.kn.val().get_bits::<5>(0).all() {
-            self.w1.next = self.w0.val() + self.one3.val();
+            self.w1.next = self.w0.val() + self.k3[1].val();
         }
         self.ar.d.next.w0 = self.w0.val();
         self.ar.d.next.w1 = self.w1.val();
@@ -896,7 +940,7 @@ impl Logic for TxScoreboardHw {
         self.ar.d.next.wa = self.wa.val();
         // stage B's slide test, taken off its path: the head word's flag and "ack word = head"
         self.ar.d.next.hb0 = false;
-        for i in 0..8 {
+        for i in 0..SACK_WORDS {
             if self.q.val().head == self.k3[i].val() {
                 self.ar.d.next.hb0 = self.qnz.val().get_bit(i);
             }
@@ -905,14 +949,14 @@ impl Logic for TxScoreboardHw {
         self.ar.d.next.sent0 = self.s0.val();
         self.ar.d.next.sent1 = self.s1.val();
         // words as read (before the op in B): at w0, w1, wa, head, head + 1
-        self.qh1.next = self.q.val().head + self.one3.val();
+        self.qh1.next = self.q.val().head + self.k3[1].val();
         self.ws0l.next = self.z32.val();
         self.ws0p.next = self.z32.val();
-        self.w0p.next = self.w0.val() + self.one3.val();
+        self.w0p.next = self.w0.val() + self.k3[1].val();
         self.wsa.next = self.z32.val();
         self.ar.d.next.wh0 = self.z32.val();
         self.ar.d.next.wh1 = self.z32.val();
-        for i in 0..8 {
+        for i in 0..SACK_WORDS {
             if self.w0.val() == self.k3[i].val() {
                 self.ws0l.next = self.wv[i].val();
             }
@@ -934,7 +978,7 @@ impl Logic for TxScoreboardHw {
         self.ar.d.next.nmb = self.nmb.val();
         // the ack word keeps / frees a bit: each source (RAM, R, R2) reduced before the select
         self.xa.next = self.z32.val();
-        for i in 0..8 {
+        for i in 0..SACK_WORDS {
             if self.wa.val() == self.k3[i].val() {
                 self.xa.next = self.x1[i].q.val();
             }
@@ -991,13 +1035,13 @@ impl Logic for TxScoreboardHw {
         if self.p.val().op == self.op_reset.val() {
             self.srs.next.una = self.p.val().psn;
             self.srs.next.nxt = self.p.val().psn;
-            self.srs.next.head = self.z3.val();
+            self.srs.next.head = self.k3[0].val();
             self.srs.next.armed = false;
             self.srs.next.deadline = self.z32.val();
             self.srs.next.backoff = self.z3.val();
             self.srs.next.nz = self.z8.val();
-            self.srs.next.k8 = self.pp.val().get_bits::<8>(0);
-            self.srs.next.nw = self.z8.val();
+            self.srs.next.org = self.pp.val().get_bits::<SIB>(0);
+            self.srs.next.nw = self.zr.val();
         }
         self.ar.d.next.sr_ns = self.srs.val();
 
@@ -1029,7 +1073,7 @@ impl Logic for TxScoreboardHw {
         self.phoh.next = self.one8.val() << self.prs.val().head;
         if self.a.val().same {
             self.head_k.next = self.prs.val().head;
-            self.hk1.next = self.prs.val().head + self.one3.val();
+            self.hk1.next = self.prs.val().head + self.k3[1].val();
             self.nz_k.next = self.prs.val().nz;
             self.armed_k.next = self.prs.val().armed;
             self.bo_k.next = self.prs.val().backoff;
@@ -1281,9 +1325,11 @@ impl Logic for TxScoreboardHw {
         // ---------------- stage R: write-back and room; R2: room mask and output FIFO ----------
         self.r2.d.next = self.rr.q.val();
         self.r2.d.next.ns = self.rns.val();
-        // next - una < 224: the high bits {nw[7:5] - head} of the allocation are not 7
-        self.alloc2.next = self.rns.val().nw.get_bits::<3>(5) - self.rns.val().head;
-        self.roomr.next = self.alloc2.val() != self.k3[7].val();
+        // next - una < SACK_BITS - 32: the allocation's word {nw[SIB-1:5] - head} is not the last
+        self.alloc2.next = self.rns.val().nw.get_bits::<WIB>(5) - self.rns.val().head;
+        for top in (SACK_WORDS - 1)..SACK_WORDS {
+            self.roomr.next = self.alloc2.val() != self.k3[top].val();
+        }
         self.rrec2.next = self.rr.q.val().rec;
         self.rrec2.next.room = self.roomr.val();
         self.rrec2.next.armed = self.rns.val().armed;
@@ -1293,7 +1339,7 @@ impl Logic for TxScoreboardHw {
         self.st.write_address.next = self.rr.q.val().path;
         self.st.write_data.next = self.rns.val();
         self.st.write_enable.next = self.rr.q.val().v;
-        for i in 0..8 {
+        for i in 0..SACK_WORDS {
             self.bank[i].write_address.next = self.rr.q.val().path;
             self.bank[i].write_data.next = self.rr.q.val().nword;
             self.bank[i].write_enable.next = self.rr.q.val().wrote && (self.rr.q.val().w == self.k3[i].val());

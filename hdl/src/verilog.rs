@@ -30,6 +30,7 @@ pub fn waivers_for(_name: &str) -> &'static [&'static str] {
 /// Parameters printed in every header.
 pub fn parameter_lines() -> Vec<String> {
     vec![
+        format!("CONFIG={}", params::CONFIG_NAME),
         format!("PATHS={}", params::PATHS),
         format!("SACK_BITS={}", params::SACK_BITS),
         format!("SACK_WORD_BITS={}", params::SACK_WORD_BITS),

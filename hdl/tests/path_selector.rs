@@ -1,5 +1,7 @@
-//! path_selector: RustHDL simulation against `mroce_model::path_selector::PathSelector`.
+//! path_selector: RustHDL simulation against `mroce_model::path_selector::PathSelector`, both
+//! built for the same hardware configuration (`PATHS` = 16, 8 or 4).
 use mroce_hdl::path_selector::*;
+use mroce_model::params::PATHS;
 use mroce_model::path_selector::{Credit, PathHealth, PathSelector};
 use rust_hdl::prelude::*;
 
@@ -136,7 +138,7 @@ fn hw_run(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> (Vec<Rec>, usize
     let mut u = PathSelectorHw::default();
     u.connect_all();
     simulate(&mut u, 200);
-    let mut all = vec![Op::Init(16, 1)]; // PathSelector::default()
+    let mut all = vec![Op::Init(PATHS as u8, 1)]; // PathSelector::default()
     all.extend_from_slice(ops);
     let mut rng = Lcg(seed);
     let mut i = 0;
@@ -167,7 +169,7 @@ fn hw_run(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> (Vec<Rec>, usize
                 Op::Init(paths, planes) => (SEL_OP_INIT, 0, 0, u16::from(paths), u16::from(planes), false),
             };
             u.in_op.next = code.into();
-            u.in_path.next = u64::from(p % 16).into();
+            u.in_path.next = u64::from(p % PATHS as u8).into();
             u.in_room.next = u64::from(room & 0xFFFF).into();
             u.in_a.next = u64::from(a).into();
             u.in_b.next = u64::from(b).into();
@@ -235,7 +237,7 @@ fn round_robin_planes_windows_ii1() {
         ops.push(Op::Charge(0));
         ops.push(Op::Credit(0, 1, 0, 0, true));
     }
-    ops.push(Op::Init(16, 8));
+    ops.push(Op::Init(PATHS as u8, 8));
     ops.push(Op::Limit(3));
     for _ in 0..5 {
         ops.push(Op::Select(u32::MAX));
@@ -289,9 +291,13 @@ fn decrease_shift_and_over_credit_back_to_back() {
 
 fn random_stream(seed: u64, n: usize) -> Vec<Op> {
     let mut rng = Lcg(seed);
-    let mut ops = vec![Op::Init(4 + rng.below(13) as u8, 1 + rng.below(8) as u8)];
+    // a quarter to all of the paths enabled (4..=16 with 16 paths)
+    let mut ops = vec![Op::Init(
+        (PATHS / 4) as u8 + rng.below((PATHS - PATHS / 4 + 1) as u32) as u8,
+        1 + rng.below(8) as u8,
+    )];
     for _ in 0..n {
-        let p = rng.below(16) as u8;
+        let p = rng.below(PATHS as u32) as u8;
         let op = match rng.below(100) {
             0..=39 => Op::Select(if rng.below(4) == 0 { rng.next() } else { u32::MAX }),
             40..=44 => Op::Charge(p),
@@ -310,7 +316,8 @@ fn random_stream(seed: u64, n: usize) -> Vec<Op> {
             93..=94 => Op::Plane(p, rng.below(16) as u8),
             95..=96 => Op::PlaneUp(rng.below(8) as u8, rng.below(3) != 0),
             97..=98 => Op::Limit(rng.below(40) as u16),
-            _ => Op::Init(rng.below(20) as u8, rng.below(10) as u8),
+            // paths and planes out of range too (clamped)
+            _ => Op::Init(rng.below(PATHS as u32 + 4) as u8, rng.below(10) as u8),
         };
         ops.push(op);
     }

@@ -1,5 +1,6 @@
 //! rx_tracker: RustHDL simulation against `mroce_model::rx_tracker::RxTracker`.
 use mroce_hdl::rx_tracker::*;
+use mroce_model::params::{PATHS, SACK_BITS, SACK_WORDS, SACK_WORD_BITS};
 use mroce_model::rx_tracker::{RxPacket, RxTracker, RxVerdict};
 use rust_hdl::prelude::*;
 
@@ -15,7 +16,7 @@ enum Op {
 struct Rec {
     op: u64,
     verdict: u64,
-    ack: Option<(u8, u32, u32, [u32; 8], u16, u16)>,
+    ack: Option<(u8, u32, u32, [u32; SACK_WORDS], u16, u16)>,
 }
 
 fn model_run(ops: &[Op]) -> Vec<Rec> {
@@ -85,7 +86,7 @@ fn hw_run(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> (Vec<Rec>, usize
     simulate(&mut u, 200);
     let mut rng = Lcg(seed);
     // every path starts at ISN 0 like the model's RxTracker::new(0)
-    let mut all: Vec<Op> = (0..16).map(|p| Op::Reset(p, 0)).collect();
+    let mut all: Vec<Op> = (0..PATHS as u8).map(|p| Op::Reset(p, 0)).collect();
     all.extend_from_slice(ops);
     let mut i = 0;
     let mut out = vec![];
@@ -102,9 +103,17 @@ fn hw_run(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> (Vec<Rec>, usize
         u.in_valid.next = offer;
         if offer {
             let (op, path, psn, floor, ce, ar, commit) = match all[i] {
-                Op::Pkt(p) => (RX_OP_PACKET, p.path % 16, p.psn, p.floor, p.ce, p.ack_req, p.commit),
-                Op::Flush(p) => (RX_OP_FLUSH, p % 16, 0, 0, false, false, false),
-                Op::Reset(p, isn) => (RX_OP_RESET, p % 16, isn, 0, false, false, false),
+                Op::Pkt(p) => (
+                    RX_OP_PACKET,
+                    p.path % PATHS as u8,
+                    p.psn,
+                    p.floor,
+                    p.ce,
+                    p.ack_req,
+                    p.commit,
+                ),
+                Op::Flush(p) => (RX_OP_FLUSH, p % PATHS as u8, 0, 0, false, false, false),
+                Op::Reset(p, isn) => (RX_OP_RESET, p % PATHS as u8, isn, 0, false, false, false),
             };
             u.in_op.next = op.into();
             u.in_path.next = (path as u64).into();
@@ -123,7 +132,7 @@ fn hw_run(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> (Vec<Rec>, usize
         if u.out_valid.val() && ready {
             let o = u.out.val();
             let op = o.op.to_u64();
-            let mut sack = [0u32; 8];
+            let mut sack = [0u32; SACK_WORDS];
             for (k, s) in sack.iter_mut().enumerate() {
                 *s = u.out_sack[k].val().to_u32();
             }
@@ -142,7 +151,7 @@ fn hw_run(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> (Vec<Rec>, usize
         }
         tick(&mut u);
     }
-    (out.split_off(16), clocks)
+    (out.split_off(PATHS), clocks)
 }
 
 fn check(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> usize {
@@ -170,9 +179,9 @@ fn pkt(path: u8, psn: u32, floor: u32) -> Op {
 fn in_order_back_to_back_one_path_ii1() {
     let ops: Vec<Op> = (0..300u32).map(|i| pkt(3, i, 0)).collect();
     let clocks = check(&ops, 1, 100, 100);
-    // 16 resets + 300 packets at one per clock, plus the fixed latency and reset drains
+    // PATHS resets + 300 packets at one per clock, plus the fixed latency and reset drains
     assert!(
-        clocks <= 316 + 5 * 16 + RX_LATENCY + 4,
+        clocks <= 300 + PATHS + 5 * PATHS + RX_LATENCY + 4,
         "II=1 not sustained: {clocks} clocks"
     );
 }
@@ -182,13 +191,14 @@ fn wraparound_full_window_and_out_of_window() {
     let isn = u32::MAX - 40;
     let mut ops = vec![Op::Reset(2, isn)];
     // fill the whole window out of order (every word full), then slide across the wrap
-    for i in (0..256u32).rev() {
+    let bits = SACK_BITS as u32;
+    for i in (0..bits).rev() {
         ops.push(pkt(2, isn.wrapping_add(i), isn));
     }
-    ops.push(pkt(2, isn.wrapping_add(256 + 40), isn));
-    ops.push(pkt(2, isn.wrapping_add(255 + 32 * 8), isn));
+    ops.push(pkt(2, isn.wrapping_add(bits + 40), isn));
+    ops.push(pkt(2, isn.wrapping_add(2 * bits - 1), isn));
     for i in 0..64u32 {
-        ops.push(pkt(2, isn.wrapping_add(256 + i), isn));
+        ops.push(pkt(2, isn.wrapping_add(bits + i), isn));
     }
     ops.push(pkt(2, isn, isn));
     ops.push(Op::Flush(2));
@@ -236,10 +246,10 @@ fn back_pressure_and_bubbles() {
 
 fn random_stream(seed: u64, n: usize, paths: u32) -> Vec<Op> {
     let mut rng = Lcg(seed);
-    let mut next = [0u32; 16];
-    let mut floor = [0u32; 16];
+    let mut next = [0u32; PATHS];
+    let mut floor = [0u32; PATHS];
     let mut ops = vec![];
-    for p in 0..16u8 {
+    for p in 0..PATHS as u8 {
         let isn = if rng.below(2) == 0 {
             rng.next()
         } else {
@@ -262,12 +272,12 @@ fn random_stream(seed: u64, n: usize, paths: u32) -> Vec<Op> {
             next[p] = next[p].wrapping_add(1 + u32::from(rng.below(10) == 0));
             x
         } else if r < 85 {
-            next[p].wrapping_sub(rng.below(300)) // duplicate or below window
+            next[p].wrapping_sub(rng.below(SACK_BITS as u32 + 44)) // duplicate or below window
         } else {
-            next[p].wrapping_add(rng.below(300)) // ahead, possibly out of window
+            next[p].wrapping_add(rng.below(SACK_BITS as u32 + 44)) // ahead, possibly out of window
         };
         if rng.below(20) == 0 {
-            floor[p] = floor[p].wrapping_add(32 * rng.below(3));
+            floor[p] = floor[p].wrapping_add(SACK_WORD_BITS as u32 * rng.below(3));
         }
         if rng.below(4) == 0 {
             // the sender abandons what is well behind (slides over lost words)
@@ -275,7 +285,7 @@ fn random_stream(seed: u64, n: usize, paths: u32) -> Vec<Op> {
         }
         let fl = if rng.below(30) == 0 { rng.next() } else { floor[p] };
         ops.push(Op::Pkt(RxPacket {
-            path: p as u8 + 16 * rng.below(2) as u8,
+            path: p as u8 + PATHS as u8 * rng.below(2) as u8,
             psn,
             floor: fl,
             ce: rng.below(8) == 0,
@@ -292,7 +302,7 @@ fn random_streams_match_model() {
         (11u64, 1u32, 100u32, 100u32),
         (12, 2, 100, 100),
         (13, 4, 90, 70),
-        (14, 16, 100, 100),
+        (14, PATHS as u32, 100, 100),
     ] {
         let ops = random_stream(seed, 5000, paths);
         check(&ops, seed, pv, pr);

@@ -5,6 +5,7 @@ use mroce_hdl::path_selector::*;
 use mroce_hdl::rx_tracker::*;
 use mroce_hdl::transport_core::TransportCore;
 use mroce_hdl::tx_scoreboard::*;
+use mroce_model::params::{PATHS, SACK_BITS, SACK_WORDS, SACK_WORD_BITS};
 use mroce_model::path_selector::PathSelector;
 use mroce_model::rx_tracker::{RxPacket, RxTracker, RxVerdict};
 use mroce_model::tx_scoreboard::TxScoreboard;
@@ -51,7 +52,7 @@ fn csr_map_reads_and_writes() {
     assert_eq!(csr_read(&mut u, csr::ID), csr::ID_VALUE);
     assert_eq!(csr_read(&mut u, csr::VERSION), csr::MAP_VERSION);
     assert_eq!(csr_read(&mut u, csr::PARAMS), csr::PARAMS_VALUE);
-    assert_eq!(csr_read(&mut u, csr::ROOM_MASK), 0xFFFF);
+    assert_eq!(csr_read(&mut u, csr::ROOM_MASK), (1 << PATHS) - 1);
     csr_write(&mut u, csr::SCRATCH, 0xDEAD_BEEF);
     assert_eq!(csr_read(&mut u, csr::SCRATCH), 0xDEAD_BEEF);
     csr_write(&mut u, csr::CONTROL, 1);
@@ -80,14 +81,14 @@ fn select_uses_scoreboard_room_and_csr_commands() {
     };
     tick(&mut u);
     assert_eq!(csr_read(&mut u, csr::SEL_CMD) >> 31, 0, "command consumed");
-    // 224 sends on path 0 close its window
+    // SACK_BITS - SACK_WORD_BITS sends on path 0 close its window
     u.tx_in_valid.next = true;
     u.tx_in_op.next = TX_OP_SEND.into();
     u.tx_in_path.next = 0u64.into();
     u.tx_in_now.next = 0u64.into();
     u.tx_in_rto.next = 1000u64.into();
     let mut sent = 0;
-    while sent < 224 {
+    while sent < SACK_BITS - SACK_WORD_BITS {
         assert!(simulate(&mut *u, 300));
         if u.tx_in_ready.val() {
             sent += 1;
@@ -100,7 +101,7 @@ fn select_uses_scoreboard_room_and_csr_commands() {
         tick(&mut u);
     }
     assert_eq!(csr_read(&mut u, csr::ROOM_MASK), sb.room_mask() & 0xFFFF);
-    assert_eq!(csr_read(&mut u, csr::TX_OPS), 224);
+    assert_eq!(csr_read(&mut u, csr::TX_OPS), (SACK_BITS - SACK_WORD_BITS) as u32);
     // selects: the stream's own room field is ignored (CONTROL bit 0)
     let mut got = vec![];
     let mut want = vec![];
@@ -133,7 +134,7 @@ fn rx_stream_passes_through() {
     let mut u = new_core();
     let mut m = RxTracker::new(0);
     // reset every path to ISN 0 (the model's RxTracker::new(0)), then packets on path 1
-    let mut ops: Vec<(u64, u8, u32)> = (0..16).map(|p| (RX_OP_RESET, p, 0)).collect();
+    let mut ops: Vec<(u64, u8, u32)> = (0..PATHS as u8).map(|p| (RX_OP_RESET, p, 0)).collect();
     for psn in [0u32, 1, 3, 3, 2, 300, 4] {
         ops.push((RX_OP_PACKET, 1, psn));
     }
@@ -162,7 +163,7 @@ fn rx_stream_passes_through() {
         }
         tick(&mut u);
     }
-    let want: Vec<(u64, u64, bool, u32)> = ops[16..]
+    let want: Vec<(u64, u64, bool, u32)> = ops[PATHS..]
         .iter()
         .map(|&(_, p, psn)| {
             let r = m.packet(&RxPacket {
@@ -182,7 +183,7 @@ fn rx_stream_passes_through() {
             (RX_OP_PACKET, v, r.ack.is_some(), r.ack.map_or(0, |a| a.cum))
         })
         .collect();
-    let got: Vec<_> = got[16..]
+    let got: Vec<_> = got[PATHS..]
         .iter()
         .map(|&(op, v, ack, cum)| (op, v, ack, if ack { cum } else { 0 }))
         .collect();
@@ -293,6 +294,9 @@ fn health_code(h: mroce_model::path_selector::PathHealth) -> u32 {
 /// exactly as the model's results predict (popcounts of `freed` / `lost`, RTO expiries).
 #[test]
 fn per_path_scoreboard_counters_and_events() {
+    // paths 2 and P5 carry traffic, P_IDLE none (all distinct in every configuration)
+    const P5: u8 = (5 % PATHS) as u8;
+    const P_IDLE: u8 = (PATHS - 1) as u8;
     let mut u = new_core();
     let mut sb = TxScoreboard::new(0);
     let (rto, mut acked2, mut sack_lost2, mut rto_lost5, mut rtos5) = (1000u32, 0u32, 0u32, 0u32, 0u32);
@@ -301,8 +305,8 @@ fn per_path_scoreboard_counters_and_events() {
         sb.send(2, 0, rto);
     }
     for _ in 0..10 {
-        tx_op(&mut u, TX_OP_SEND, 5, 0, 0, 0, 0, rto);
-        sb.send(5, 0, rto);
+        tx_op(&mut u, TX_OP_SEND, P5, 0, 0, 0, 0, rto);
+        sb.send(P5, 0, rto);
     }
     // a SACK word with a gap (lost) and a second word (freed)
     for (wp, mask, below, now) in [(0u32, 0xFFFF_0FFFu32, 32u32, 300u32), (32, 0x1, 33, 777)] {
@@ -311,15 +315,15 @@ fn per_path_scoreboard_counters_and_events() {
         acked2 += r.freed.count_ones();
         sack_lost2 += r.lost.count_ones();
     }
-    assert_eq!((acked2, sack_lost2), (29, 4), "the scenario exercises both masks");
-    // path 5 times out: TIMER expires, then the window is expired word by word
-    tx_op(&mut u, TX_OP_TIMER, 5, 0, 0, 0, 2000, rto);
-    if let mroce_model::tx_scoreboard::TimerResult::Expired { .. } = sb.timer(5, 2000, rto) {
+    assert!(acked2 > 0 && sack_lost2 == 4, "the scenario exercises both masks");
+    // path P5 times out: TIMER expires, then the window is expired word by word
+    tx_op(&mut u, TX_OP_TIMER, P5, 0, 0, 0, 2000, rto);
+    if let mroce_model::tx_scoreboard::TimerResult::Expired { .. } = sb.timer(P5, 2000, rto) {
         rtos5 += 1;
     }
-    for _ in 0..8 {
-        tx_op(&mut u, TX_OP_EXPIRE, 5, 0, 0, 0, 2000, rto);
-        rto_lost5 += sb.expire_head(5).lost.count_ones();
+    for _ in 0..SACK_WORDS {
+        tx_op(&mut u, TX_OP_EXPIRE, P5, 0, 0, 0, 2000, rto);
+        rto_lost5 += sb.expire_head(P5).lost.count_ones();
     }
     // a timer that is not due counts nothing
     tx_op(&mut u, TX_OP_TIMER, 2, 0, 0, 0, 800, rto);
@@ -330,13 +334,13 @@ fn per_path_scoreboard_counters_and_events() {
     assert_eq!(read_path(&mut u, 2, csr::P_SACK_LOST), sack_lost2);
     assert_eq!(read_path(&mut u, 2, csr::P_RTOS), 0);
     assert_eq!(read_path(&mut u, 2, csr::P_LAST_ACK), 777);
-    assert_eq!(read_path(&mut u, 5, csr::P_RTOS), rtos5);
-    assert_eq!(read_path(&mut u, 5, csr::P_RTO_LOST), rto_lost5);
-    assert_eq!(read_path(&mut u, 5, csr::P_ACKED), 0);
-    assert_eq!(read_path(&mut u, 7, csr::P_RTO_LOST), 0);
-    // events: RTO on path 5, losses on paths 2 and 5
-    assert_eq!(csr_read(&mut u, csr::EVT_RTO), 1 << 5);
-    assert_eq!(csr_read(&mut u, csr::EVT_LOSS), (1 << 2) | (1 << 5));
+    assert_eq!(read_path(&mut u, P5, csr::P_RTOS), rtos5);
+    assert_eq!(read_path(&mut u, P5, csr::P_RTO_LOST), rto_lost5);
+    assert_eq!(read_path(&mut u, P5, csr::P_ACKED), 0);
+    assert_eq!(read_path(&mut u, P_IDLE, csr::P_RTO_LOST), 0);
+    // events: RTO on path P5, losses on paths 2 and P5
+    assert_eq!(csr_read(&mut u, csr::EVT_RTO), 1 << P5);
+    assert_eq!(csr_read(&mut u, csr::EVT_LOSS), (1 << 2) | (1 << P5));
     assert_eq!(csr_read(&mut u, csr::EVT_REROUTE), 0);
     assert_eq!(csr_read(&mut u, csr::EVT_SUMMARY), csr::EVT_BIT_RTO | csr::EVT_BIT_LOSS);
     assert!(!u.irq.val());
@@ -345,8 +349,8 @@ fn per_path_scoreboard_counters_and_events() {
     assert!(u.irq.val(), "an enabled pending event raises irq");
     // write 1 to clear: only the bits written clear
     csr_write(&mut u, csr::EVT_LOSS, 1 << 2);
-    assert_eq!(csr_read(&mut u, csr::EVT_LOSS), 1 << 5);
-    csr_write(&mut u, csr::EVT_RTO, 1 << 5);
+    assert_eq!(csr_read(&mut u, csr::EVT_LOSS), 1 << P5);
+    csr_write(&mut u, csr::EVT_RTO, 1 << P5);
     assert_eq!(csr_read(&mut u, csr::EVT_RTO), 0);
     tick(&mut u);
     assert!(!u.irq.val(), "irq drops once the enabled events are cleared");
@@ -369,7 +373,7 @@ fn per_path_selector_counters_state_and_control() {
     ps.reroll(1, 0x1234);
     sel_cmd(&mut u, SEL_OP_SET_HEALTH, 2, HEALTH_SUSPECT as u16, 0, false);
     ps.set_health(2, mroce_model::path_selector::PathHealth::Suspect);
-    let mut selected = [0u32; 16];
+    let mut selected = [0u32; PATHS];
     for _ in 0..10 {
         sel_op(&mut u, SEL_OP_SELECT, 0, 0, 0, false);
         if let Some(p) = ps.select(0xFFFF) {
@@ -408,7 +412,10 @@ fn per_path_selector_counters_state_and_control() {
     assert!(selected.iter().sum::<u32>() > 0);
     assert_eq!(read_path(&mut u, 0, csr::P_ECN), ecn0);
     assert_eq!(read_path(&mut u, 1, csr::P_ECN), 0);
-    assert_eq!(read_path(&mut u, 9, csr::P_STATE), 0, "no record of path 9 yet");
+    if PATHS > 4 {
+        let p = (PATHS - 1) as u8;
+        assert_eq!(read_path(&mut u, p, csr::P_STATE), 0, "no record of path {p} yet");
+    }
     assert_eq!(csr_read(&mut u, csr::EVT_REROUTE), if rerouted { 1 } else { 0 });
     assert!(rerouted, "the scenario reaches a re-route");
     // received CE marks
@@ -417,11 +424,11 @@ fn per_path_selector_counters_state_and_control() {
     }
     // back-to-back events on one path (the counter forwards its write-back word)
     for psn in 0..20u32 {
-        rx_packet(&mut u, 7, psn, true);
+        rx_packet(&mut u, 1, psn, true);
     }
     settle(&mut u);
     assert_eq!(read_path(&mut u, 3, csr::P_RX_CE), 3);
-    assert_eq!(read_path(&mut u, 7, csr::P_RX_CE), 20);
+    assert_eq!(read_path(&mut u, 1, csr::P_RX_CE), 20);
     // SEL_CMD is ignored for a context the core does not have
     let ops = csr_read(&mut u, csr::SEL_OPS);
     csr_write(&mut u, csr::CTX_SEL, csr::CONTEXTS);

@@ -1,5 +1,7 @@
-//! tx_scoreboard: RustHDL simulation against `mroce_model::tx_scoreboard::TxScoreboard`.
+//! tx_scoreboard: RustHDL simulation against `mroce_model::tx_scoreboard::TxScoreboard`, in the
+//! compiled hardware configuration (both crates see the same params).
 use mroce_hdl::tx_scoreboard::*;
+use mroce_model::params::{CWND_MAX_PKTS, PATHS, SACK_WORDS};
 use mroce_model::tx_scoreboard::{TimerResult, TxScoreboard};
 use rust_hdl::prelude::*;
 
@@ -85,7 +87,7 @@ fn tick(u: &mut TxScoreboardHw) {
     assert!(simulate(u, 200));
 }
 
-fn hw_run(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> (Vec<Rec>, usize, u16) {
+fn hw_run(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> (Vec<Rec>, usize, u32) {
     let mut u = TxScoreboardHw::default();
     u.connect_all();
     simulate(&mut u, 200);
@@ -108,7 +110,7 @@ fn hw_run(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> (Vec<Rec>, usize
                 Op::Reset(p, isn) => (TX_OP_RESET, p, isn, 0, 0, 0, 0),
             };
             u.in_op.next = code.into();
-            u.in_path.next = u64::from(p % 16).into();
+            u.in_path.next = u64::from(p % PATHS as u8).into();
             u.in_psn.next = u64::from(psn).into();
             u.in_mask.next = u64::from(mask).into();
             u.in_lost_below.next = u64::from(lb).into();
@@ -149,7 +151,7 @@ fn hw_run(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> (Vec<Rec>, usize
     for _ in 0..TX_ROOM_LAG {
         tick(&mut u);
     }
-    (out, clocks, u.room_mask.val().to_u64() as u16)
+    (out, clocks, u.room_mask.val().to_u32())
 }
 
 fn check(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> usize {
@@ -169,7 +171,7 @@ fn check(ops: &[Op], seed: u64, p_valid: u32, p_ready: u32) -> usize {
             Op::Reset(p, i) => m.reset_path(p, i),
         }
     }
-    assert_eq!(u32::from(room), m.room_mask(), "room_mask");
+    assert_eq!(room, m.room_mask(), "room_mask");
     clocks
 }
 
@@ -192,12 +194,12 @@ fn send_ack_loss_back_to_back_ii1() {
 fn full_window_wraparound_and_rto_all_lost() {
     let isn = u32::MAX - 3;
     let mut ops = vec![Op::Reset(2, isn)];
-    for _ in 0..230 {
+    for _ in 0..CWND_MAX_PKTS + 6 {
         ops.push(Op::Send(2, 0, 100)); // the last six find the window full
     }
     ops.push(Op::Timer(2, 50, 100));
     ops.push(Op::Timer(2, 100, 100));
-    for _ in 0..8 {
+    for _ in 0..SACK_WORDS {
         ops.push(Op::Expire(2));
     }
     ops.push(Op::Send(2, 200, 100));
@@ -227,9 +229,9 @@ fn back_pressure() {
 fn random_stream(seed: u64, n: usize, paths: u32) -> Vec<Op> {
     let mut rng = Lcg(seed);
     let mut ops = vec![];
-    let mut next = [0u32; 16];
-    let mut una = [0u32; 16];
-    for p in 0..16u8 {
+    let mut next = [0u32; PATHS];
+    let mut una = [0u32; PATHS];
+    for p in 0..PATHS as u8 {
         let isn = if rng.below(2) == 0 {
             rng.next()
         } else {
@@ -250,8 +252,8 @@ fn random_stream(seed: u64, n: usize, paths: u32) -> Vec<Op> {
             ops.push(Op::Send(p, now, rto));
             next[pi] = next[pi].wrapping_add(1);
         } else if r < 88 {
-            // a SACK word near the window, mostly aligned with una
-            let k = rng.below(9);
+            // a SACK word near the window (up to one word past it), mostly aligned with una
+            let k = rng.below(SACK_WORDS as u32 + 1);
             let wp = if rng.below(15) == 0 {
                 rng.next()
             } else {
@@ -290,7 +292,7 @@ fn random_streams_match_model() {
         (21u64, 1u32, 100u32, 100u32),
         (22, 2, 100, 100),
         (23, 3, 80, 60),
-        (24, 16, 100, 100),
+        (24, PATHS as u32, 100, 100),
     ] {
         let ops = random_stream(seed, 6000, paths);
         check(&ops, seed, pv, pr);
@@ -300,23 +302,24 @@ fn random_streams_match_model() {
 /// SEND, ACK_WORD and EXPIRE on one path, back to back in any order: one per clock.
 #[test]
 fn same_path_mix_is_ii1() {
+    const P: u8 = 3; // a path of every configuration
     let mut rng = Lcg(77);
     let mut ops = vec![];
     let mut m = TxScoreboard::new(0);
     for _ in 0..2000 {
         let r = rng.below(10);
         let op = if r < 6 {
-            Op::Send(4, rng.below(100), 500)
+            Op::Send(P, rng.below(100), 500)
         } else if r < 9 {
-            let wp = m.path(4).una.wrapping_add(32 * rng.below(3));
-            Op::Ack(4, wp, rng.next() | 1, wp + rng.below(33), rng.below(100), 500)
+            let wp = m.path(P).una.wrapping_add(32 * rng.below(3));
+            Op::Ack(P, wp, rng.next() | 1, wp + rng.below(33), rng.below(100), 500)
         } else {
-            Op::Expire(4)
+            Op::Expire(P)
         };
         match op {
             Op::Send(p, n, t) => drop(m.send(p, n, t)),
             Op::Ack(p, a, b, c, d, e) => drop(m.ack_word(p, a, b, c, d, e)),
-            _ => drop(m.expire_head(4)),
+            _ => drop(m.expire_head(P)),
         }
         ops.push(op);
     }

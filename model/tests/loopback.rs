@@ -292,13 +292,13 @@ fn forged_and_duplicate_acks_are_harmless() {
         l.step();
         if k % 10 == 0 {
             let a = l.a.connection(c).unwrap();
-            let st = *a.scoreboard().path((k % 16) as u8);
+            let st = *a.scoreboard().path((k as usize % mroce_model::params::PATHS) as u8);
             // All ones from the current floor: claims PSNs far beyond what was sent.
             let akh = wire::Akh {
-                path: (k % 16) as u8,
+                path: (k as usize % mroce_model::params::PATHS) as u8,
                 base: st.una,
                 cum: st.una,
-                sack: [u32::MAX; 8],
+                sack: [u32::MAX; mroce_model::params::SACK_WORDS],
                 ..Default::default()
             };
             let addrs = wire::FrameAddrs {
@@ -546,19 +546,21 @@ fn lost_naks_and_disconnects_are_recovered() {
 
 #[test]
 fn fewer_paths_at_the_acceptor_are_negotiated() {
+    use mroce_model::params::PATHS;
+    // the initiator offers every path, the acceptor takes a quarter (path PATHS/4 is the first refused)
     let a = EndpointConfig {
-        paths: 16,
+        paths: PATHS as u8,
         ..Default::default()
     };
     let b = EndpointConfig {
-        paths: 4,
+        paths: (PATHS / 4) as u8,
         ..Default::default()
     };
     let mut l = Link::new(17, a, b, random_loss(0.01));
     write_transfer(&mut l, 1 << 20, 17);
     assert_eq!(l.b.stats().bad_path, 0);
     assert_eq!(
-        l.a.connection(1).unwrap().selector().path(4).health,
+        l.a.connection(1).unwrap().selector().path((PATHS / 4) as u8).health,
         mroce_model::path_selector::PathHealth::Disabled
     );
 }
