@@ -18,7 +18,11 @@ step "build (release, all targets)" cargo build --workspace --all-targets --rele
 step "firmware image (riscv32imc) and section sizes" bash scripts/firmware-size.sh
 step "test (release)" cargo test --workspace --release "$@"
 step "fuzz (short, seeded)" bash scripts/fuzz-short.sh 20000
+step "hardware configurations (reduced, small): model components and HDL blocks" bash scripts/config-check.sh
 # the ULX3S top end to end (PicoRV32 + firmware + transport_core + self-test): bitstream with
 # timing met; about 8 minutes on 2 cores (454 s measured)
 step "board synthesis (ULX3S: yosys, nextpnr-ecp5, ecppack)" bash scripts/synth-check.sh ulx3s
+# the smallest board that holds the transport: Colorlight i5 (ECP5-25F), reduced configuration
+# with its own firmware image (built under target/config-reduced); about 7 minutes
+step "board synthesis (Colorlight i5: reduced configuration)" bash scripts/synth-check.sh colorlight-i5
 section "all ok"

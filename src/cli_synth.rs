@@ -369,9 +369,14 @@ fn build_nextpnr(a: &SynthArgs, b: &Board, arch: Arch, pnr_device: &[&str]) -> R
     let out = default_out(a, b);
     let sources = write_sources(a, b, &out)?;
     let json = format!("{}.json", b.name);
-    // the macros header first, then every module
+    // an iCE40 top instantiates the PLL: its primitives as blackboxes for `hierarchy -check`;
+    // then the macros header and every module
+    let prims = match arch {
+        Arch::Ecp5 => "",
+        Arch::Ice40 => "read_verilog -lib +/ice40/cells_sim.v; ",
+    };
     let script = format!(
-        "read_verilog -I. {}; hierarchy -check -top {top}; synth_{family} -top {top} -json {json}",
+        "{prims}read_verilog -I. {}; hierarchy -check -top {top}; synth_{family} -top {top} -json {json}",
         sources.join(" "),
         top = b.top
     );
@@ -394,6 +399,7 @@ fn build_nextpnr(a: &SynthArgs, b: &Board, arch: Arch, pnr_device: &[&str]) -> R
         ),
         Arch::Ice40 => (format!("{}.asc", b.name), format!("{}.bin", b.name), "--pcf", "--asc"),
     };
+    let log = out.join("nextpnr.log");
     run_tool(
         Command::new(nextpnr)
             .current_dir(&out)
@@ -402,8 +408,17 @@ fn build_nextpnr(a: &SynthArgs, b: &Board, arch: Arch, pnr_device: &[&str]) -> R
             .args(["--freq", &b.target_mhz.to_string(), "--seed", &a.seed.to_string()])
             .args(["--report", "report.json", "--timing-allow-fail"]),
         &format!("nextpnr-{family}"),
-        Some(&out.join("nextpnr.log")),
-    )?;
+        Some(&log),
+    )
+    .map_err(|e| match overused(&std::fs::read_to_string(&log).unwrap_or_default()) {
+        Some(what) => format!(
+            "the design does not fit the {} ({what}; configuration {}); see {}",
+            b.device,
+            config_of(a, b),
+            log.display()
+        ),
+        None => e,
+    })?;
     eprintln!("{pack} ...");
     let mut cmd = Command::new(pack);
     cmd.current_dir(&out);
@@ -446,6 +461,21 @@ fn build_nextpnr(a: &SynthArgs, b: &Board, arch: Arch, pnr_device: &[&str]) -> R
         bitstream: out.join(bit),
         wall_s: t0.elapsed().as_secs_f64(),
     })
+}
+
+/// The resources nextpnr's utilisation table shows above 100 % (`CELL used/available`, joined).
+fn overused(log: &str) -> Option<String> {
+    let over: Vec<String> = log
+        .lines()
+        .filter_map(|l| {
+            let (cell, rest) = l.trim_start_matches("Info:").trim().split_once(':')?;
+            let (used, avail) = rest.trim().split_once('/')?;
+            let used: u64 = used.trim().parse().ok()?;
+            let avail: u64 = avail.split_whitespace().next()?.parse().ok()?;
+            (used > avail).then(|| format!("{} {used} of {avail}", cell.trim()))
+        })
+        .collect();
+    (!over.is_empty()).then(|| over.join(", "))
 }
 
 /// Flip-flops of an iCE40 netlist: the SB_DFF* cells of yosys's final statistics (nextpnr
@@ -671,6 +701,14 @@ mod tests {
             .contains("module transport_core("));
         let _ = std::fs::remove_dir_all(&out);
         let _ = std::fs::remove_dir_all(&empty);
+    }
+
+    #[test]
+    fn overused_resources_are_named() {
+        let log = "Info: Device utilisation:\nInfo: \t         ICESTORM_LC: 18106/ 7680   235%\n\
+                   Info: \t        ICESTORM_RAM:    12/   32    37%\n";
+        assert_eq!(overused(log).as_deref(), Some("ICESTORM_LC 18106 of 7680"));
+        assert_eq!(overused("Info: \t DP16KD: 37/ 56 66%\n"), None);
     }
 
     #[test]

@@ -11,12 +11,18 @@ use crate::pins::{
 use mroce_hdl::path_selector::*;
 use mroce_hdl::rx_tracker::*;
 use mroce_hdl::tx_scoreboard::*;
+use mroce_model::params::{PATHS, SACK_BITS, SACK_WORDS, SACK_WORD_BITS};
 use mroce_model::path_selector::{Credit, PathHealth, PathSelector};
 use mroce_model::rx_tracker::{RxPacket, RxTracker, RxVerdict};
 use mroce_model::tx_scoreboard::{TimerResult, TxScoreboard};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::fmt::Debug;
+
+/// Mask of a path index (`in_path` is `PATH_BITS` wide; the model takes paths modulo `PATHS`).
+pub const PATH_MASK: u8 = (PATHS - 1) as u8;
+/// Packets a scoreboard path can have outstanding (`TxScoreboard::has_room`).
+const TX_WINDOW: u32 = (SACK_BITS - SACK_WORD_BITS) as u32;
 
 /// Deterministic generator (64-bit LCG, high bits) shared by streams and stalls.
 #[derive(Clone, Debug)]
@@ -120,7 +126,7 @@ impl RxTxn {
                 commit,
             } => {
                 i.op = RX_OP_PACKET as u8;
-                i.path = path & 15;
+                i.path = path & PATH_MASK;
                 i.psn = psn;
                 i.floor = floor;
                 i.ce = ce;
@@ -129,11 +135,11 @@ impl RxTxn {
             }
             RxTxn::Flush { path } => {
                 i.op = RX_OP_FLUSH as u8;
-                i.path = path & 15;
+                i.path = path & PATH_MASK;
             }
             RxTxn::Reset { path, isn } => {
                 i.op = RX_OP_RESET as u8;
-                i.path = path & 15;
+                i.path = path & PATH_MASK;
                 i.psn = isn;
             }
         }
@@ -147,7 +153,7 @@ pub struct RxAck {
     pub path: u8,
     pub base: u32,
     pub cum: u32,
-    pub sack: [u32; 8],
+    pub sack: [u32; SACK_WORDS],
     pub ecn: u16,
     pub pkt: u16,
 }
@@ -242,7 +248,7 @@ impl StreamBench for RxBench {
     }
     fn preamble() -> Vec<RxTxn> {
         // the block powers up with zeroed rows; ISN 0 everywhere is RxTracker::new(0)
-        (0..16).map(|path| RxTxn::Reset { path, isn: 0 }).collect()
+        (0..PATHS as u8).map(|path| RxTxn::Reset { path, isn: 0 }).collect()
     }
     fn drive(t: Option<&RxTxn>, out_ready: bool) -> RxIn {
         t.map_or(
@@ -269,11 +275,11 @@ impl StreamBench for RxBench {
 
 /// Random receive stream: in-order runs with loss, duplicates, below- and beyond-window PSNs,
 /// sender floors (slides over lost words), flushes, path resets at ISNs near 2^32 (wraparound),
-/// bursts that fill a whole window out of order, and phases on 1, 2, 4 or 16 paths.
+/// bursts that fill a whole window out of order, and phases on 1, 2, 4 or `PATHS` paths.
 pub fn rx_stream(seed: u64, n: usize) -> Vec<RxTxn> {
     let mut rng = Rng::new(seed);
-    let mut next = [0u32; 16];
-    let mut floor = [0u32; 16];
+    let mut next = [0u32; PATHS];
+    let mut floor = [0u32; PATHS];
     let mut ops = Vec::with_capacity(n + 300);
     let isn = |rng: &mut Rng| {
         if rng.below(2) == 0 {
@@ -282,7 +288,7 @@ pub fn rx_stream(seed: u64, n: usize) -> Vec<RxTxn> {
             u32::MAX - rng.below(300)
         }
     };
-    for p in 0..16u8 {
+    for p in 0..PATHS as u8 {
         let i = isn(&mut rng);
         ops.push(RxTxn::Reset { path: p, isn: i });
         next[p as usize] = i;
@@ -291,7 +297,7 @@ pub fn rx_stream(seed: u64, n: usize) -> Vec<RxTxn> {
     let mut paths = 2u32;
     while ops.len() < n {
         if rng.below(3000) == 0 {
-            paths = [1, 2, 4, 16][rng.below(4) as usize];
+            paths = [1, 2, 4, PATHS as u32][rng.below(4) as usize];
         }
         let p = rng.below(paths) as usize;
         let r = rng.below(1000);
@@ -305,7 +311,7 @@ pub fn rx_stream(seed: u64, n: usize) -> Vec<RxTxn> {
         if r < 6 {
             // fill the window ahead out of order, every word full, then go on from its end
             let base = next[p];
-            for k in (0..256u32).rev() {
+            for k in (0..SACK_BITS as u32).rev() {
                 ops.push(RxTxn::Packet {
                     path: p as u8,
                     psn: base.wrapping_add(k),
@@ -315,7 +321,7 @@ pub fn rx_stream(seed: u64, n: usize) -> Vec<RxTxn> {
                     commit: true,
                 });
             }
-            next[p] = base.wrapping_add(256);
+            next[p] = base.wrapping_add(SACK_BITS as u32);
             continue;
         }
         if r < 36 {
@@ -327,19 +333,22 @@ pub fn rx_stream(seed: u64, n: usize) -> Vec<RxTxn> {
             next[p] = next[p].wrapping_add(1 + u32::from(rng.below(10) == 0));
             x
         } else if r < 850 {
-            next[p].wrapping_sub(rng.below(300))
+            // duplicate or below the window (300 with 256-bit windows)
+            next[p].wrapping_sub(rng.below(SACK_BITS as u32 + 44))
         } else {
-            next[p].wrapping_add(rng.below(300))
+            // ahead, possibly beyond the window
+            next[p].wrapping_add(rng.below(SACK_BITS as u32 + 44))
         };
         if rng.below(20) == 0 {
-            floor[p] = floor[p].wrapping_add(32 * rng.below(3));
+            floor[p] = floor[p].wrapping_add(SACK_WORD_BITS as u32 * rng.below(3));
         }
         if rng.below(4) == 0 {
             floor[p] = next[p].wrapping_sub(64 + rng.below(64));
         }
         let fl = if rng.below(30) == 0 { rng.next() } else { floor[p] };
         ops.push(RxTxn::Packet {
-            path: p as u8 + 16 * rng.below(2) as u8,
+            // an out-of-range path half the time (the block and the model take it modulo PATHS)
+            path: p as u8 + PATHS as u8 * rng.below(2) as u8,
             psn,
             floor: fl,
             ce: rng.below(8) == 0,
@@ -408,7 +417,7 @@ impl TxTxn {
         TxIn {
             valid: true,
             op: op as u8,
-            path: path & 15,
+            path: path & PATH_MASK,
             psn,
             mask,
             lost_below,
@@ -601,11 +610,11 @@ impl StreamBench for TxBench {
 
 /// Random scoreboard stream: sends, SACK words near the window (aligned or not, all masks),
 /// timers (expiry, saturating backoff), expiries, resets at ISNs near 2^32, bursts that fill a
-/// whole window, phases on 1, 2, 3 or 16 paths.
+/// whole window, phases on 1, 2, 3 or `PATHS` paths.
 pub fn tx_stream(seed: u64, n: usize) -> Vec<TxTxn> {
     let mut rng = Rng::new(seed);
     let mut ops = Vec::with_capacity(n + 300);
-    let mut una = [0u32; 16];
+    let mut una = [0u32; PATHS];
     let isn = |rng: &mut Rng| {
         if rng.below(2) == 0 {
             rng.next()
@@ -613,7 +622,7 @@ pub fn tx_stream(seed: u64, n: usize) -> Vec<TxTxn> {
             u32::MAX - rng.below(100)
         }
     };
-    for p in 0..16u8 {
+    for p in 0..PATHS as u8 {
         let i = isn(&mut rng);
         ops.push(TxTxn::Reset { path: p, isn: i });
         una[p as usize] = i;
@@ -622,7 +631,7 @@ pub fn tx_stream(seed: u64, n: usize) -> Vec<TxTxn> {
     let mut paths = 2u32;
     while ops.len() < n {
         if rng.below(3000) == 0 {
-            paths = [1, 2, 3, 16][rng.below(4) as usize];
+            paths = [1, 2, 3, PATHS as u32][rng.below(4) as usize];
         }
         now = now.wrapping_add(rng.below(50));
         let p = rng.below(paths) as u8;
@@ -631,7 +640,7 @@ pub fn tx_stream(seed: u64, n: usize) -> Vec<TxTxn> {
         let rto = 200 + rng.below(2000);
         if r < 3 {
             // fill the window (the last sends find it full), then let the timer fire
-            for _ in 0..rng.range(200, 240) {
+            for _ in 0..rng.range(TX_WINDOW - 24, TX_WINDOW + 16) {
                 ops.push(TxTxn::Send { path: p, now, rto });
             }
             ops.push(TxTxn::Timer {
@@ -644,11 +653,12 @@ pub fn tx_stream(seed: u64, n: usize) -> Vec<TxTxn> {
         if r < 450 {
             ops.push(TxTxn::Send { path: p, now, rto });
         } else if r < 880 {
-            let k = rng.below(9);
+            // a word of the window or the one past it
+            let k = rng.below(SACK_WORDS as u32 + 1);
             let wp = if rng.below(15) == 0 {
                 rng.next()
             } else {
-                una[pi].wrapping_add(32 * k)
+                una[pi].wrapping_add(SACK_WORD_BITS as u32 * k)
             };
             let mask = match rng.below(4) {
                 0 => u32::MAX,
@@ -666,7 +676,7 @@ pub fn tx_stream(seed: u64, n: usize) -> Vec<TxTxn> {
                 rto,
             });
             if rng.below(4) == 0 {
-                una[pi] = una[pi].wrapping_add(32);
+                una[pi] = una[pi].wrapping_add(SACK_WORD_BITS as u32);
             }
         } else if r < 930 {
             ops.push(TxTxn::Timer {
@@ -745,12 +755,15 @@ pub enum SelTxn {
 
 impl SelTxn {
     /// The operation with its arguments folded into the ranges the random streams (and the
-    /// hdl/tests drivers) use: path < 16, health < 4, plane < 16, plane-up index < 8, credit
-    /// counts (acked < 12, lost < 3, probes < 3), connection limit < 40, init paths < 20, planes < 10.
+    /// hdl/tests drivers) use: path < PATHS, health < 4, plane < 16, plane-up index < 8, credit
+    /// counts (acked < 12, lost < 3, probes < 3), connection limit < 40, init paths < PATHS + 4,
+    /// planes < 10.
     pub fn normalized(self) -> Self {
         match self {
             SelTxn::Select { room } => SelTxn::Select { room },
-            SelTxn::Charge { path } => SelTxn::Charge { path: path % 16 },
+            SelTxn::Charge { path } => SelTxn::Charge {
+                path: path % PATHS as u8,
+            },
             SelTxn::Credit {
                 path,
                 acked,
@@ -758,34 +771,38 @@ impl SelTxn {
                 probes,
                 ce,
             } => SelTxn::Credit {
-                path: path % 16,
+                path: path % PATHS as u8,
                 acked: acked % 12,
                 lost: lost % 3,
                 probes: probes % 3,
                 ce,
             },
-            SelTxn::ChargeProbe { path } => SelTxn::ChargeProbe { path: path % 16 },
+            SelTxn::ChargeProbe { path } => SelTxn::ChargeProbe {
+                path: path % PATHS as u8,
+            },
             SelTxn::SetHealth { path, health } => SelTxn::SetHealth {
-                path: path % 16,
+                path: path % PATHS as u8,
                 health: health % 4,
             },
-            SelTxn::ClearInflight { path } => SelTxn::ClearInflight { path: path % 16 },
+            SelTxn::ClearInflight { path } => SelTxn::ClearInflight {
+                path: path % PATHS as u8,
+            },
             SelTxn::RequestReroll { path, random } => SelTxn::RequestReroll {
-                path: path % 16,
+                path: path % PATHS as u8,
                 random,
             },
             SelTxn::Reroll { path, random } => SelTxn::Reroll {
-                path: path % 16,
+                path: path % PATHS as u8,
                 random,
             },
             SelTxn::SetPlane { path, plane } => SelTxn::SetPlane {
-                path: path % 16,
+                path: path % PATHS as u8,
                 plane: plane % 16,
             },
             SelTxn::SetPlaneUp { plane, up } => SelTxn::SetPlaneUp { plane: plane % 8, up },
             SelTxn::SetConnLimit { pkts } => SelTxn::SetConnLimit { pkts: pkts % 40 },
             SelTxn::Init { paths, planes } => SelTxn::Init {
-                paths: paths % 20,
+                paths: paths % (PATHS as u8 + 4),
                 planes: planes % 10,
             },
         }
@@ -815,7 +832,7 @@ impl SelTxn {
         SelIn {
             valid: true,
             op: op as u8,
-            path: path & 15,
+            path: path & PATH_MASK,
             room,
             a,
             b,
@@ -881,7 +898,7 @@ pub fn health_code(h: PathHealth) -> u8 {
 /// The selector's reference: `PathSelector` applied to the pins (`room`: the room mask the
 /// operation sees, which `transport_core` may take from the scoreboard).
 pub fn sel_expect(m: &mut PathSelector, i: &SelIn, room: u16) -> SelRec {
-    let p = i.path & 15;
+    let p = i.path & PATH_MASK;
     let (ok, path) = match u64::from(i.op) {
         SEL_OP_SELECT => match m.select(u32::from(room)) {
             Some(p) => (true, p),
@@ -979,7 +996,10 @@ impl StreamBench for SelBench {
         PathSelector::default()
     }
     fn preamble() -> Vec<SelTxn> {
-        vec![SelTxn::Init { paths: 16, planes: 1 }] // PathSelector::default()
+        vec![SelTxn::Init {
+            paths: PATHS as u8,
+            planes: 1,
+        }] // PathSelector::default()
     }
     fn drive(t: Option<&SelTxn>, out_ready: bool) -> SelIn {
         t.map_or(
@@ -1007,8 +1027,9 @@ impl StreamBench for SelBench {
 /// Random selector stream (the mix of hdl/tests/path_selector.rs), starting with an `Init`.
 pub fn sel_stream(seed: u64, n: usize) -> Vec<SelTxn> {
     let mut rng = Rng::new(seed);
+    // a quarter to all of the paths enabled (4..=16 with 16 paths)
     let mut ops = vec![SelTxn::Init {
-        paths: 4 + rng.below(13) as u8,
+        paths: (PATHS / 4) as u8 + rng.below((PATHS - PATHS / 4 + 1) as u32) as u8,
         planes: 1 + rng.below(8) as u8,
     }];
     while ops.len() < n {
@@ -1020,7 +1041,7 @@ pub fn sel_stream(seed: u64, n: usize) -> Vec<SelTxn> {
 
 /// One random selector operation.
 pub fn sel_random(rng: &mut Rng) -> SelTxn {
-    let p = rng.below(16) as u8;
+    let p = rng.below(PATHS as u32) as u8;
     match rng.below(100) {
         0..=39 => SelTxn::Select {
             room: if rng.below(4) == 0 { rng.next() as u16 } else { u16::MAX },
@@ -1058,8 +1079,9 @@ pub fn sel_random(rng: &mut Rng) -> SelTxn {
         97..=98 => SelTxn::SetConnLimit {
             pkts: rng.below(40) as u16,
         },
+        // paths out of range too (clamped)
         _ => SelTxn::Init {
-            paths: rng.below(20) as u8,
+            paths: rng.below(PATHS as u32 + 4) as u8,
             planes: rng.below(10) as u8,
         },
     }

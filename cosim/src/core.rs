@@ -14,12 +14,14 @@
 //!   so the command's place in the selector's order and its cycle are known exactly.
 use crate::bench::{
     rx_expect, sel_expect, sel_random, tx_expect, Rng, RoomHistory, RxRec, RxTxn, SelRec, SelTxn, TxRec, TxTxn,
+    PATH_MASK,
 };
 use crate::engine::{Mismatch, RunOpts, RunResult, Stalls, Timer, MAX_IDLE_CYCLES};
 use crate::pins::{CoreIn, CoreOut, SelIn};
 use crate::{Backend, CosimError};
 use mroce_csr as csr;
 use mroce_hdl::path_selector::{SEL_LATENCY, SEL_OP_SELECT};
+use mroce_model::params::PATHS;
 use mroce_model::path_selector::PathSelector;
 use mroce_model::rx_tracker::RxTracker;
 use mroce_model::tx_scoreboard::TxScoreboard;
@@ -191,19 +193,22 @@ impl Reference {
 }
 
 /// The `transport_core` lockstep run. Every run starts with the preamble (rx paths reset to
-/// ISN 0, selector `Init(16, 1)`) so the hardware matches the reference's initial state.
+/// ISN 0, selector `Init(PATHS, 1)`) so the hardware matches the reference's initial state.
 pub fn run_core<D>(dut: &mut D, txns: &[CoreTxn], opts: &RunOpts) -> Result<RunResult, CosimError>
 where
     D: Backend<In = CoreIn, Out = CoreOut>,
 {
     let t0 = Timer::start();
-    let mut pre: Vec<CoreTxn> = (0..16)
+    let mut pre: Vec<CoreTxn> = (0..PATHS as u8)
         .map(|path| CoreTxn::Rx {
             op: RxTxn::Reset { path, isn: 0 },
         })
         .collect();
     pre.push(CoreTxn::Sel {
-        op: SelTxn::Init { paths: 16, planes: 1 },
+        op: SelTxn::Init {
+            paths: PATHS as u8,
+            planes: 1,
+        },
     });
     let npre = pre.len();
     // selector commands expand into their two CSR writes; `orig` maps back to `txns`
@@ -345,7 +350,8 @@ where
                         let pins = SelIn {
                             valid: true,
                             op: (cmd & 15) as u8,
-                            path: ((cmd >> 4) & 15) as u8,
+                            // the command's path field is PATH_BITS wide from bit 4
+                            path: (cmd >> 4) as u8 & PATH_MASK,
                             room: 0,
                             a: arg as u16,
                             b: (arg >> 16) as u16,

@@ -10,6 +10,7 @@ use mroce_hdl::path_selector::{PathSelectorHw, SelOut};
 use mroce_hdl::rx_tracker::{RxOut, RxTrackerHw};
 use mroce_hdl::transport_core::TransportCore;
 use mroce_hdl::tx_scoreboard::{TxOut, TxScoreboardHw};
+use mroce_model::params::{PATHS, PATH_BITS, SACK_WORDS};
 use rust_hdl::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -136,6 +137,10 @@ impl<P: RustHdlPins> Backend for RustHdl<P> {
     }
 }
 
+/// Mask of a path index (`in_path` ports are `PATH_BITS` wide: wider values would be illegal
+/// for rust-hdl and leave stray bits in Verilator's input word).
+const PATH_MASK: u64 = PATHS as u64 - 1;
+
 fn bits<T: Synth>(_: &T) -> usize {
     T::BITS
 }
@@ -193,7 +198,7 @@ pub struct RxPinsOut {
     pub in_ready: bool,
     pub out_valid: bool,
     pub out: RxRaw,
-    pub sack: [u32; 8],
+    pub sack: [u32; SACK_WORDS],
 }
 
 /// Bit layout of `RxOut` (rust-hdl's derive).
@@ -260,21 +265,21 @@ pub struct RxSlots {
     in_ready: Slot,
     out_valid: Slot,
     out: Slot,
-    sack: [Slot; 8],
+    sack: [Slot; SACK_WORDS],
     layout: RxLayout,
 }
 
 impl RxSlots {
     pub fn new(m: &VerilatedModel, p: &str) -> Result<Self, CosimError> {
         let layout = RxLayout::new();
-        let mut sack = [Slot { offset: 0, width: 32 }; 8];
+        let mut sack = [Slot { offset: 0, width: 32 }; SACK_WORDS];
         for (k, s) in sack.iter_mut().enumerate() {
             *s = m.output(&format!("{p}out_sack${k}"), 32)?;
         }
         Ok(Self {
             valid: m.input(&format!("{p}in_valid"), 1)?,
             op: m.input(&format!("{p}in_op"), 2)?,
-            path: m.input(&format!("{p}in_path"), 4)?,
+            path: m.input(&format!("{p}in_path"), PATH_BITS)?,
             psn: m.input(&format!("{p}in_psn"), 32)?,
             floor: m.input(&format!("{p}in_floor"), 32)?,
             ce: m.input(&format!("{p}in_ce"), 1)?,
@@ -292,7 +297,7 @@ impl RxSlots {
     pub fn write(&self, b: &mut [u32], i: &RxIn) {
         self.valid.put(b, i.valid as u64);
         self.op.put(b, u64::from(i.op & 3));
-        self.path.put(b, u64::from(i.path & 15));
+        self.path.put(b, u64::from(i.path) & PATH_MASK);
         self.psn.put(b, u64::from(i.psn));
         self.floor.put(b, u64::from(i.floor));
         self.ce.put(b, i.ce as u64);
@@ -304,7 +309,7 @@ impl RxSlots {
     pub fn read(&self, b: &[u32]) -> RxPinsOut {
         // the record is only decoded when valid (the engines look at nothing else)
         let out_valid = self.out_valid.get(b) != 0;
-        let mut sack = [0u32; 8];
+        let mut sack = [0u32; SACK_WORDS];
         let mut out = RxRaw::default();
         if out_valid {
             for (k, s) in sack.iter_mut().enumerate() {
@@ -326,7 +331,7 @@ macro_rules! rx_hdl_write {
         let i = $i;
         $u.$iv.next = i.valid;
         $u.$op.next = u64::from(i.op & 3).into();
-        $u.$path.next = u64::from(i.path & 15).into();
+        $u.$path.next = (u64::from(i.path) & PATH_MASK).into();
         $u.$psn.next = u64::from(i.psn).into();
         $u.$floor.next = u64::from(i.floor).into();
         $u.$ce.next = i.ce;
@@ -380,7 +385,7 @@ macro_rules! rx_block_pins {
                 rx_hdl_write!(u, i, in_valid, in_op, in_path, in_psn, in_floor, in_ce, in_ack_req, in_commit, out_ready)
             }
             fn read(u: &RxTrackerHw) -> RxPinsOut {
-                let mut sack = [0u32; 8];
+                let mut sack = [0u32; SACK_WORDS];
                 for (k, s) in sack.iter_mut().enumerate() {
                     *s = u.out_sack[k].val().to_u32();
                 }
@@ -545,7 +550,7 @@ impl TxSlots {
         Ok(Self {
             valid: m.input(&format!("{p}in_valid"), 1)?,
             op: m.input(&format!("{p}in_op"), 3)?,
-            path: m.input(&format!("{p}in_path"), 4)?,
+            path: m.input(&format!("{p}in_path"), PATH_BITS)?,
             psn: m.input(&format!("{p}in_psn"), 32)?,
             mask: m.input(&format!("{p}in_mask"), 32)?,
             lost_below: m.input(&format!("{p}in_lost_below"), 32)?,
@@ -556,7 +561,8 @@ impl TxSlots {
             out_valid: m.output(&format!("{p}out_valid"), 1)?,
             out: m.output(&format!("{p}out"), layout.bits as u32)?,
             room_mask: if with_room {
-                Some(m.output(&format!("{p}room_mask"), 16)?)
+                // one bit per path
+                Some(m.output(&format!("{p}room_mask"), PATHS as u32)?)
             } else {
                 None
             },
@@ -567,7 +573,7 @@ impl TxSlots {
     pub fn write(&self, b: &mut [u32], i: &TxIn) {
         self.valid.put(b, i.valid as u64);
         self.op.put(b, u64::from(i.op & 7));
-        self.path.put(b, u64::from(i.path & 15));
+        self.path.put(b, u64::from(i.path) & PATH_MASK);
         self.psn.put(b, u64::from(i.psn));
         self.mask.put(b, u64::from(i.mask));
         self.lost_below.put(b, u64::from(i.lost_below));
@@ -596,7 +602,7 @@ macro_rules! tx_hdl_write {
         let i = $i;
         $u.$iv.next = i.valid;
         $u.$op.next = u64::from(i.op & 7).into();
-        $u.$path.next = u64::from(i.path & 15).into();
+        $u.$path.next = (u64::from(i.path) & PATH_MASK).into();
         $u.$psn.next = u64::from(i.psn).into();
         $u.$mask.next = u64::from(i.mask).into();
         $u.$lb.next = u64::from(i.lost_below).into();
@@ -780,7 +786,7 @@ impl SelSlots {
         Ok(Self {
             valid: m.input(&format!("{p}in_valid"), 1)?,
             op: m.input(&format!("{p}in_op"), 4)?,
-            path: m.input(&format!("{p}in_path"), 4)?,
+            path: m.input(&format!("{p}in_path"), PATH_BITS)?,
             room: m.input(&format!("{p}in_room"), 16)?,
             a: m.input(&format!("{p}in_a"), 16)?,
             b: m.input(&format!("{p}in_b"), 16)?,
@@ -797,7 +803,7 @@ impl SelSlots {
     pub fn write(&self, b: &mut [u32], i: &SelIn) {
         self.valid.put(b, i.valid as u64);
         self.op.put(b, u64::from(i.op & 15));
-        self.path.put(b, u64::from(i.path & 15));
+        self.path.put(b, u64::from(i.path) & PATH_MASK);
         self.room.put(b, u64::from(i.room));
         self.a.put(b, u64::from(i.a));
         self.b.put(b, u64::from(i.b));
@@ -825,7 +831,7 @@ macro_rules! sel_hdl_write {
         let i = $i;
         $u.$iv.next = i.valid;
         $u.$op.next = u64::from(i.op & 15).into();
-        $u.$path.next = u64::from(i.path & 15).into();
+        $u.$path.next = (u64::from(i.path) & PATH_MASK).into();
         $u.$room.next = u64::from(i.room).into();
         $u.$a.next = u64::from(i.a).into();
         $u.$b.next = u64::from(i.b).into();
@@ -1025,7 +1031,7 @@ impl RustHdlPins for TransportCorePins {
         u.csr_we.next = i.csr_we;
     }
     fn read(u: &TransportCore) -> CoreOut {
-        let mut sack = [0u32; 8];
+        let mut sack = [0u32; SACK_WORDS];
         for (k, s) in sack.iter_mut().enumerate() {
             *s = u.rx_out_sack[k].val().to_u32();
         }

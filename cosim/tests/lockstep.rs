@@ -12,6 +12,7 @@ use mroce_csr as csr;
 use mroce_hdl::path_selector::SelOut;
 use mroce_hdl::rx_tracker::RxOut;
 use mroce_hdl::tx_scoreboard::TxOut;
+use mroce_model::params::{PATHS, PATH_BITS, SACK_BITS, SACK_WORDS, SACK_WORD_BITS};
 use rust_hdl::prelude::*;
 
 fn verilator() -> bool {
@@ -125,7 +126,7 @@ fn random_streams_cover_the_corners() {
         recs.iter().any(|r| r.ack.is_some_and(|a| a.base > a.cum)),
         "no window across 2^32"
     );
-    let full = |a: &RxAck| a.sack.iter().filter(|w| **w == u32::MAX).count() >= 7;
+    let full = |a: &RxAck| a.sack.iter().filter(|w| **w == u32::MAX).count() >= SACK_WORDS - 1;
     assert!(recs.iter().any(|r| r.ack.as_ref().is_some_and(full)), "no full window");
     let tx = tx_stream(1, 100_000);
     let mut m = TxBench::reference();
@@ -196,22 +197,25 @@ fn packed_struct_layout_is_rust_hdl_s() {
             .collect()
     }
     let slot = |w: u32| mroce_cosim::verilated::Slot { offset: 0, width: w };
+    // path values that fit PATH_BITS (9, 14 and 7 with 16 paths)
+    let path = |p: u64| p & (PATHS as u64 - 1);
     let mut o = RxOut::default();
     o.op = 2u64.into();
     o.verdict = 3u64.into();
     o.ack = true;
-    o.path = 9u64.into();
+    o.path = path(9).into();
     o.base = 0xDEAD_BEEFu64.into();
     o.cum = 0x1234_5678u64.into();
     o.ecn = 0xA5A5u64.into();
     o.pkt = 0x5A5Au64.into();
     let b: Bits<{ RxOut::BITS }> = o.into();
     let l = RxLayout::new();
-    assert_eq!(l.bits, 105);
-    assert_eq!(l.decode(slot(105), &words(b)), RxRaw::from_hdl(&o));
+    // 105 bits with 16 paths: everything but the path field is fixed
+    assert_eq!(l.bits, 101 + PATH_BITS as usize);
+    assert_eq!(l.decode(slot(l.bits as u32), &words(b)), RxRaw::from_hdl(&o));
     let mut t = TxOut::default();
     t.op = 5u64.into();
-    t.path = 14u64.into();
+    t.path = path(14).into();
     t.ok = true;
     t.psn = 0xFFFF_FFFEu64.into();
     t.freed = 0x8000_0001u64.into();
@@ -229,7 +233,7 @@ fn packed_struct_layout_is_rust_hdl_s() {
     let mut s = SelOut::default();
     s.op = 11u64.into();
     s.ok = true;
-    s.path = 7u64.into();
+    s.path = path(7).into();
     s.entropy = 0xC001u64.into();
     s.plane = 5u64.into();
     s.health = 2u64.into();
@@ -250,8 +254,8 @@ fn port_index_access() {
     let ports = m.ports();
     assert!(ports.iter().any(|p| p.name == "clock" && p.input));
     let (i_out, p_out) = ports.iter().enumerate().find(|(_, p)| p.name == "out").unwrap();
-    assert!(!p_out.input && p_out.width == 105);
-    assert_eq!(m.get_port(i_out).len(), 4);
+    assert!(!p_out.input && p_out.width == RxOut::BITS as u32);
+    assert_eq!(m.get_port(i_out).len(), RxOut::BITS.div_ceil(32));
     let (i_psn, _) = ports.iter().enumerate().find(|(_, p)| p.name == "in_psn").unwrap();
     m.set_port(i_psn, &[0xFEED_F00D]);
     assert_eq!(m.get_port(i_psn), vec![0xFEED_F00D]);
@@ -283,13 +287,14 @@ fn directed_rx_wraparound_full_window_and_floors() {
         ack_req: false,
         commit: true,
     };
+    let bits = SACK_BITS as u32;
     let mut t = vec![RxTxn::Reset { path: 2, isn }];
-    for i in (0..256u32).rev() {
+    for i in (0..bits).rev() {
         t.push(pkt(isn.wrapping_add(i), isn));
     }
-    t.push(pkt(isn.wrapping_add(296), isn)); // beyond the window
+    t.push(pkt(isn.wrapping_add(bits + 40), isn)); // beyond the window
     for i in 0..64u32 {
-        t.push(pkt(isn.wrapping_add(256 + i), isn));
+        t.push(pkt(isn.wrapping_add(bits + i), isn));
     }
     t.push(pkt(isn, isn)); // duplicate far below
     t.push(pkt(isn.wrapping_add(1000), isn.wrapping_add(900))); // floor slides over lost words
@@ -310,7 +315,8 @@ fn directed_tx_full_window_wraparound_backoff() {
         path: 2,
         isn: u32::MAX - 3,
     }];
-    for _ in 0..230 {
+    // a full window (SACK_BITS - SACK_WORD_BITS) and a few refused sends
+    for _ in 0..SACK_BITS - SACK_WORD_BITS + 6 {
         t.push(TxTxn::Send {
             path: 2,
             now: 0,
@@ -322,7 +328,7 @@ fn directed_tx_full_window_wraparound_backoff() {
         now: 100,
         rto: 100,
     });
-    for _ in 0..8 {
+    for _ in 0..SACK_WORDS {
         t.push(TxTxn::Expire { path: 2 });
     }
     for k in 0..10u32 {
@@ -370,7 +376,7 @@ fn directed_core_csr_map_and_commands() {
         op: SelTxn::Init { paths: 3, planes: 1 },
     });
     // close path 0's window, then SELECT from the scoreboard's room (path 0 must be skipped)
-    for _ in 0..224 {
+    for _ in 0..SACK_BITS - SACK_WORD_BITS {
         t.push(CoreTxn::Tx {
             op: TxTxn::Send {
                 path: 0,
