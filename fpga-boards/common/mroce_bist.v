@@ -286,7 +286,9 @@ module mroce_bist #(
         backoff_until = 0; next_seq = 0; rq_w = 0; rq_r = 0; tx_in_valid = 0; sel_in_valid = 0; issued = 0;
     end
     wire tx_rec = tx_out_valid;
-    wire sel_rec = sel_out_valid;
+    // the selector's record of the operation issued; a control core's own commands (SEL_CMD,
+    // e.g. the health monitor's) produce records of other operations in the same stream
+    wire sel_rec = sel_out_valid && sel_out[`MROCE_SEL_OP] == sel_in_op;
     wire [31:0] rec_freed = tx_out[`MROCE_TX_FREED];
     wire [31:0] rec_lost = tx_out[`MROCE_TX_LOST];
     wire [31:0] rec_psn = tx_out[`MROCE_TX_PSN];
