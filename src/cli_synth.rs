@@ -320,6 +320,9 @@ fn write_sources(a: &SynthArgs, b: &Board, out: &Path) -> Result<Vec<String>, St
         std::fs::copy(&pico, out.join("picorv32.v")).map_err(|e| format!("{}: {e}", pico.display()))?;
         sources.push("picorv32.v".into());
         sources.push("mroce_soc.v".into());
+        let (name, text) = mroce_hdl::soc::SOC_BOARD_VERILOG;
+        write(&out.join(name), text)?;
+        sources.push(name.into());
         let image = firmware_image(a, config)?;
         let img = crate::soc_scenario::SocImage::from_file(&image).map_err(|e| e.to_string())?;
         let hex: Vec<String> = img.words.iter().map(|w| format!("{w:08x}")).collect();

@@ -237,6 +237,13 @@ pub const SELFTEST_VERILOG: [(&str, &str); 3] = [
     ),
 ];
 
+/// What an ECP5 board top with the control core instantiates (fpga-boards/common): the SoC, the
+/// self-test and the UART reporter wired together, pins aside.
+pub const SOC_BOARD_VERILOG: (&str, &str) = (
+    "mroce_soc_board.v",
+    include_str!("../../fpga-boards/common/mroce_soc_board.v"),
+);
+
 /// `mroce_soc.v` with its stream port list and declarations expanded for the generated
 /// `transport_core` text `core` (the co-simulation's shim generator reads port lines).
 pub fn soc_source(core: &str) -> String {
@@ -282,6 +289,8 @@ pub fn soc_verilog(map: SocMap, picorv32: &str) -> String {
 pub fn board_verilog(map: SocMap, picorv32: &str, top: &str, top_text: &str, hex: &str) -> String {
     let mut s = selftest_verilog(map);
     s.push_str(&soc_source(&core_verilog()));
+    s.push('\n');
+    s.push_str(SOC_BOARD_VERILOG.1);
     s.push('\n');
     s.push_str(picorv32);
     s.push('\n');
@@ -420,10 +429,16 @@ mod tests {
         );
         let tops = [
             ("mroce_selftest.v", SELFTEST_VERILOG[2].1, 2),
+            (SOC_BOARD_VERILOG.0, SOC_BOARD_VERILOG.1, 2),
             (
                 "mroce_ulx3s.v",
                 include_str!("../../fpga-boards/ulx3s/mroce_ulx3s.v"),
-                1,
+                0,
+            ),
+            (
+                "mroce_colorlight_i5.v",
+                include_str!("../../fpga-boards/colorlight-i5/mroce_colorlight_i5.v"),
+                0,
             ),
             ("mroce_soc.v", SOC_VERILOG, 1),
         ];
