@@ -237,29 +237,17 @@ fn config_target_dir(config: &str) -> PathBuf {
 fn cargo_for_config(config: &str, args: &[&str], tail: &[&OsStr], what: &str) -> Result<(), String> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     eprintln!("cargo {} (configuration {config}) ...", args.join(" "));
-    let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .current_dir(&root)
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.current_dir(&root)
         .args(args)
         .args(["--features", &format!("config-{config}"), "--target-dir"])
         .arg(config_target_dir(config))
-        .args(tail)
-        .output()
-        .map_err(|e| {
-            format!(
-                "cargo: cannot start ({e}): the {config} configuration's {what} is built from the source tree with \
-                 cargo (install Rust with rustup; scripts/setup.sh checks it)"
-            )
-        })?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = err.lines().rev().take(15).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(format!(
-            "building the {config} configuration's {what} failed:\n{}",
-            tail.join("\n")
-        ));
-    }
-    Ok(())
+        .args(tail);
+    let who = format!(
+        "cargo (building the {config} configuration's {what} from the source tree; Rust from rustup, \
+         scripts/setup.sh checks it)"
+    );
+    run_tool(&mut cmd, &who, None).map(|_| ())
 }
 
 /// The firmware image for configuration `config`: `--image`, the default image path for the
