@@ -17,11 +17,18 @@
 //! Backends: [`CoreCsrModel`] (software golden model of `transport_core`'s CSR side) here; the
 //! Verilated `transport_core` of `cosim/` plugs in as another [`CoreBackend`].
 
+use mroce_cosim::core_counters::{state_word, CoreCounters};
 use mroce_csr as csr;
 use mroce_firmware::bank::RegBank;
 use mroce_firmware::control::{CcParams, Config, ConnRequest, ConnTable, Firmware, Stats};
 use mroce_firmware::memory_map::CYCLES_PER_US;
 use mroce_firmware::Csr;
+use mroce_hdl::path_selector::{
+    SEL_OP_CHARGE_PROBE, SEL_OP_CLEAR_INFLIGHT, SEL_OP_CREDIT, SEL_OP_INIT, SEL_OP_REQUEST_REROLL, SEL_OP_REROLL,
+    SEL_OP_SELECT, SEL_OP_SET_CONN_LIMIT, SEL_OP_SET_HEALTH, SEL_OP_SET_PLANE_UP,
+};
+use mroce_hdl::rx_tracker::RX_OP_PACKET;
+use mroce_hdl::tx_scoreboard::{TX_OP_ACK_WORD, TX_OP_EXPIRE, TX_OP_TIMER};
 use mroce_model::component_trace::{
     ComponentCalls, ComponentReplay, ReplayMismatch, RxCall, SelCall, SoftwareReplay, TxCall,
 };
@@ -29,7 +36,7 @@ use mroce_model::connection::ControlOp;
 use mroce_model::endpoint::{ControlApplyError, Endpoint, EndpointConfig};
 use mroce_model::memory::Access;
 use mroce_model::params::PATHS;
-use mroce_model::path_selector::{PathHealth, SelPathState};
+use mroce_model::path_selector::PathHealth;
 use mroce_model::transport::{ConnId, Event, LocalBuf, Nanos, NicAddr, RemoteBuf, Status, Transport};
 use mroce_model::tx_scoreboard::TimerResult;
 use mroce_model::Rng;
@@ -95,34 +102,18 @@ pub trait CoreBackend: Csr {
     fn cycle(&self) -> u64;
 }
 
-fn state_word(s: &SelPathState) -> u32 {
-    let h = match s.health {
-        PathHealth::Up => csr::health::UP,
-        PathHealth::Suspect => csr::health::SUSPECT,
-        PathHealth::Down => csr::health::DOWN,
-        PathHealth::Disabled => csr::health::DISABLED,
-    };
-    u32::from(s.entropy) | (u32::from(s.plane) << 16) | (h << 20) | csr::P_STATE_KNOWN
-}
-
 /// Software golden model of `transport_core`'s control-core side (hdl/src/transport_core.rs,
 /// SPEC.md appendix C), driven by component operation records: the register bank of
-/// `mroce-firmware` (identity, `SEL_CMD` into a real `PathSelector`, events, `CYCLES`) plus the
-/// counter rules of the hardware:
-/// - `P_SELECTED` +1 per SELECT that chose a path; `P_STATE` = the selector's record of the
-///   path after the last operation addressed to it (INIT, SET_PLANE_UP, SET_CONN_LIMIT: path 0);
-/// - `P_RTOS` +1 and `EVT_RTO` per TIMER that expired; `P_RTO_LOST` += popcount(lost) per
-///   EXPIRE; `P_SACK_LOST` += popcount(lost), `P_ACKED` += popcount(freed), `P_LAST_ACK` = now
-///   per ACK_WORD; `EVT_LOSS` when an EXPIRE or ACK_WORD has lost bits;
-/// - `P_ECN` +1 per CREDIT with CE; `EVT_REROUTE` when a CREDIT asks for a re-route;
-/// - `P_RX_CE` +1 per received PACKET with CE.
+/// `mroce-firmware` (identity, `SEL_CMD` into a real `PathSelector`, `CYCLES`) plus the
+/// hardware's per-path counters, `P_STATE` and sticky events, moved by the same rules as in the
+/// lockstep harness ([`CoreCounters`]; INIT, SET_PLANE_UP and SET_CONN_LIMIT record path 0).
 ///
 /// One CSR access is one clock; a read returns `CYCLES` as of its clock; a `SEL_CMD` read right
 /// after the write shows the command pending (the hardware takes it the next clock).
 #[derive(Debug, Clone)]
 pub struct CoreCsrModel {
     bank: RegBank<1>,
-    pstate: [u32; PATHS],
+    counters: CoreCounters,
     path_sel: u32,
     check: SoftwareReplay,
     cycle: u64,
@@ -143,7 +134,7 @@ impl CoreCsrModel {
         bank.cycles_per_access = 0;
         CoreCsrModel {
             bank,
-            pstate: [0; PATHS],
+            counters: CoreCounters::new(),
             path_sel: 0,
             check: SoftwareReplay::default(),
             cycle: 0,
@@ -151,28 +142,26 @@ impl CoreCsrModel {
         }
     }
 
-    /// The register bank (counters, events, selector).
+    /// The register bank (plain registers and the selector).
     pub fn bank(&self) -> &RegBank<1> {
         &self.bank
     }
 
+    /// Per-path counters, `P_STATE` and events.
+    pub fn counters(&self) -> &CoreCounters {
+        &self.counters
+    }
+
     /// `P_STATE` of a path as the hardware reports it.
     pub fn path_state(&self, path: u8) -> u32 {
-        self.pstate[usize::from(path) % PATHS]
+        self.counters.counter(path, csr::P_STATE)
     }
 
-    fn add(&mut self, path: u8, reg: u16, n: u32) {
-        self.bank.add_counter(0, path, reg, n);
-    }
-
-    fn record(&mut self, path: u8) {
+    /// A selector record of `op` (`ok`) for `path`: the path's state after the operation.
+    fn record(&mut self, op: u64, ok: bool, path: u8) {
         let p = path % PATHS as u8;
-        self.pstate[usize::from(p)] = state_word(self.bank.ctx[0].selector.path(p));
-        self.bank.ctx[0].known |= 1 << p;
-    }
-
-    fn event(&mut self, i: usize, path: u8) {
-        self.bank.events[i] |= 1 << (path % 16);
+        let state = state_word(self.bank.ctx[0].selector.path(p));
+        self.counters.sel_record(op, ok, p, state);
     }
 
     /// Apply a record: counters, events and selector state move as the hardware's would.
@@ -186,9 +175,7 @@ impl CoreCsrModel {
         })?;
         for c in &calls.rx {
             if let RxCall::Packet { req, .. } = c {
-                if req.ce {
-                    self.add(req.path, csr::P_RX_CE, 1);
-                }
+                self.counters.rx_accepted(RX_OP_PACKET, req.path, req.ce);
             }
         }
         for c in &calls.tx {
@@ -197,23 +184,14 @@ impl CoreCsrModel {
                     path,
                     result: TimerResult::Expired { .. },
                     ..
-                } => {
-                    self.add(path, csr::P_RTOS, 1);
-                    self.event(0, path);
-                }
+                } => self.counters.tx_record(TX_OP_TIMER, path, true, 0, 0),
                 TxCall::ExpireHead { path, result } => {
-                    self.add(path, csr::P_RTO_LOST, result.lost.count_ones());
-                    if result.lost != 0 {
-                        self.event(1, path);
-                    }
+                    self.counters.tx_record(TX_OP_EXPIRE, path, false, result.lost, 0)
                 }
                 TxCall::AckWord { path, now, result, .. } => {
-                    self.add(path, csr::P_SACK_LOST, result.lost.count_ones());
-                    self.add(path, csr::P_ACKED, result.freed.count_ones());
-                    self.bank.set_counter(0, path, csr::P_LAST_ACK, now);
-                    if result.lost != 0 {
-                        self.event(1, path);
-                    }
+                    self.counters.tx_accepted(TX_OP_ACK_WORD, path, now);
+                    self.counters
+                        .tx_record(TX_OP_ACK_WORD, path, false, result.lost, result.freed);
                 }
                 _ => {}
             }
@@ -229,7 +207,7 @@ impl CoreCsrModel {
             match *c {
                 SelCall::Init { paths, planes } => {
                     *s = mroce_model::path_selector::PathSelector::new(paths, planes);
-                    self.record(0);
+                    self.record(SEL_OP_INIT, true, 0);
                 }
                 SelCall::Select { room_mask, path } => {
                     let got = s.select(room_mask);
@@ -237,50 +215,44 @@ impl CoreCsrModel {
                         return Err(bad(format!("{got:?}")));
                     }
                     if let Some(p) = got {
-                        self.add(p, csr::P_SELECTED, 1);
-                        self.record(p);
+                        self.record(SEL_OP_SELECT, true, p);
                     }
                 }
                 SelCall::ChargeProbe { path } => {
                     s.charge_probe(path);
-                    self.record(path);
+                    self.record(SEL_OP_CHARGE_PROBE, true, path);
                 }
                 SelCall::Credit { credit, reroute } => {
                     let got = s.credit(&credit);
                     if got != reroute {
                         return Err(bad(format!("{got:?}")));
                     }
-                    if credit.ce {
-                        self.add(credit.path, csr::P_ECN, 1);
-                    }
-                    if got {
-                        self.event(2, credit.path);
-                    }
-                    self.record(credit.path);
+                    self.counters.sel_accepted(SEL_OP_CREDIT, credit.path, credit.ce);
+                    self.record(SEL_OP_CREDIT, got, credit.path);
                 }
                 SelCall::SetHealth { path, health } => {
                     s.set_health(path, health);
-                    self.record(path);
+                    self.record(SEL_OP_SET_HEALTH, true, path);
                 }
                 SelCall::ClearInflight { path } => {
                     s.clear_inflight(path);
-                    self.record(path);
+                    self.record(SEL_OP_CLEAR_INFLIGHT, true, path);
                 }
                 SelCall::RequestReroll { path, random } => {
                     s.request_reroll(path, random);
-                    self.record(path);
+                    self.record(SEL_OP_REQUEST_REROLL, true, path);
                 }
                 SelCall::Reroll { path, random } => {
                     s.reroll(path, random);
-                    self.record(path);
+                    self.record(SEL_OP_REROLL, true, path);
                 }
                 SelCall::SetPlaneUp { plane, up } => {
                     s.set_plane_up(plane, up);
-                    self.record(0);
+                    self.record(SEL_OP_SET_PLANE_UP, true, 0);
                 }
                 SelCall::SetConnLimit { pkts } => {
                     s.set_conn_limit(pkts);
-                    self.record(0);
+                    self.record(SEL_OP_SET_CONN_LIMIT, true, 0);
                 }
             }
         }
@@ -297,10 +269,9 @@ impl Csr for CoreCsrModel {
         self.cycle += 1;
         self.bank.cycles = self.cycle as u32;
         match offset {
-            csr::P_STATE => self.pstate[(self.path_sel & 0xF) as usize],
             // a command waits one clock before the (idle) selector stream takes it
             csr::SEL_CMD if waits => csr::SEL_CMD_PENDING,
-            _ => v,
+            _ => self.counters.read(offset, self.path_sel).unwrap_or(v),
         }
     }
 
@@ -311,19 +282,24 @@ impl Csr for CoreCsrModel {
         if offset == csr::PATH_SEL {
             self.path_sel = value;
         }
+        self.counters.write(offset, value);
         self.bank.write(offset, value);
         if offset == csr::SEL_CMD {
             // the bank applied it to its selector; the hardware's record of the path follows
             if let Some(cmd) = self.bank.commands().last().copied() {
-                if cmd.op == csr::sel_op::SELECT {
+                let op = u64::from(cmd.op);
+                self.counters.sel_accepted(op, cmd.path, cmd.flag);
+                if op == SEL_OP_SELECT {
                     // not a firmware command; the bank counted it but the chosen path is unknown
-                } else if matches!(
-                    cmd.op,
-                    csr::sel_op::INIT | csr::sel_op::SET_PLANE_UP | csr::sel_op::SET_CONN_LIMIT
-                ) {
-                    self.record(0);
+                } else if op == SEL_OP_CREDIT {
+                    // (the firmware sends none) the bank's selector took it: its sticky re-route
+                    // bit tells whether the credit asked for one
+                    let reroute = self.bank.events[2] & (1 << (cmd.path % 16)) != 0;
+                    self.record(op, reroute, cmd.path);
+                } else if matches!(op, SEL_OP_INIT | SEL_OP_SET_PLANE_UP | SEL_OP_SET_CONN_LIMIT) {
+                    self.record(op, true, 0);
                 } else {
-                    self.record(cmd.path);
+                    self.record(op, true, cmd.path);
                 }
             }
             self.bank.clear_commands();

@@ -11,16 +11,21 @@
 //!   accepted at cycle k uses that mask;
 //! - a `SEL_CMD` write queues one selector operation ahead of the `sel_in` stream; the driver
 //!   polls `SEL_CMD` bit 31 (as the control core would) and holds the `sel_in` stream meanwhile,
-//!   so the command's place in the selector's order and its cycle are known exactly.
+//!   so the command's place in the selector's order and its cycle are known exactly;
+//! - the per-path counters, `P_STATE` and the sticky events follow [`CoreCounters`]; they move
+//!   a few clocks after their operations, so they are compared at audits ([`CoreTxn::Audit`]):
+//!   the driver holds the three streams until the core is quiescent, then reads every path's
+//!   window and the event registers and clears the events.
 use crate::bench::{
     rx_expect, sel_expect, sel_random, tx_expect, Rng, RoomHistory, RxRec, RxTxn, SelRec, SelTxn, TxRec, TxTxn,
     PATH_MASK,
 };
+use crate::core_counters::{state_word, CoreCounters, EVENT_REGS};
 use crate::engine::{Mismatch, RunOpts, RunResult, Stalls, Timer, MAX_IDLE_CYCLES};
 use crate::pins::{CoreIn, CoreOut, SelIn};
 use crate::{Backend, CosimError};
 use mroce_csr as csr;
-use mroce_hdl::path_selector::{SEL_LATENCY, SEL_OP_SELECT};
+use mroce_hdl::path_selector::{SEL_LATENCY, SEL_OP_INIT, SEL_OP_SELECT, SEL_OP_SET_CONN_LIMIT, SEL_OP_SET_PLANE_UP};
 use mroce_model::params::PATHS;
 use mroce_model::path_selector::PathSelector;
 use mroce_model::rx_tracker::RxTracker;
@@ -58,6 +63,26 @@ pub enum CoreTxn {
     SelCmd {
         op: SelTxn,
     },
+    /// Hold the streams until the core is quiescent, then read every path's counter window
+    /// (`PATH_SEL` + the `P_*` registers) and the event registers, and clear the events.
+    Audit,
+}
+
+/// Clocks without an accepted operation or a record before an audit reads the counters (the
+/// scoreboard records reach their counters through five register stages).
+pub const AUDIT_QUIET_CYCLES: u64 = 16;
+
+/// The CSR accesses of an audit: (address, `Some(data)` for a write).
+pub fn audit_accesses() -> Vec<(u16, Option<u32>)> {
+    let mut v = Vec::new();
+    for p in 0..PATHS as u32 {
+        v.push((csr::PATH_SEL, Some(p)));
+        v.extend(csr::PATH_WINDOW.iter().map(|&a| (a, None)));
+    }
+    v.extend(EVENT_REGS.iter().map(|&a| (a, None)));
+    v.push((csr::EVT_SUMMARY, None));
+    v.extend(EVENT_REGS.iter().map(|&a| (a, Some(0xFFFF))));
+    v
 }
 
 /// A `transport_core` record (per stream).
@@ -84,6 +109,11 @@ pub fn modelled_csr(addr: u16) -> bool {
         csr::SEL_CMD_ARG,
         csr::SEL_CMD,
         csr::SCRATCH,
+        csr::CAPS,
+        csr::CTX_SEL,
+        csr::FAULT,
+        csr::IRQ_ENABLE,
+        csr::PATH_SEL,
     ]
     .contains(&addr)
         || !csr::REGS.iter().any(|r| r.offset == addr)
@@ -92,20 +122,29 @@ pub fn modelled_csr(addr: u16) -> bool {
 impl CoreTxn {
     /// The transaction with its fields folded into the ranges the reference defines (selector
     /// arguments as in [`SelTxn::normalized`]; CSR reads of modelled registers and unmapped
-    /// word addresses; raw writes only to CONTROL, SCRATCH, SEL_CMD_ARG and a read-only register,
-    /// selector commands only through [`CoreTxn::SelCmd`]).
+    /// word addresses; raw writes only to CONTROL, SCRATCH, SEL_CMD_ARG, FAULT, IRQ_ENABLE,
+    /// PATH_SEL and a read-only register, selector commands only through [`CoreTxn::SelCmd`],
+    /// counters and events only through [`CoreTxn::Audit`]).
     pub fn normalized(self) -> Self {
         match self {
             CoreTxn::Sel { op } => CoreTxn::Sel { op: op.normalized() },
             CoreTxn::SelCmd { op } => CoreTxn::SelCmd { op: op.normalized() },
             CoreTxn::CsrRead { addr } => {
-                let a = (addr & 0xFC) % 0x40;
+                let a = (addr & 0xFC) % 0x80;
                 CoreTxn::CsrRead {
                     addr: if modelled_csr(a) { a } else { csr::SCRATCH },
                 }
             }
             CoreTxn::CsrWrite { addr, data } => {
-                let targets = [csr::CONTROL, csr::SCRATCH, csr::SEL_CMD_ARG, csr::ID];
+                let targets = [
+                    csr::CONTROL,
+                    csr::SCRATCH,
+                    csr::SEL_CMD_ARG,
+                    csr::ID,
+                    csr::FAULT,
+                    csr::IRQ_ENABLE,
+                    csr::PATH_SEL,
+                ];
                 CoreTxn::CsrWrite {
                     addr: targets[usize::from(addr) % targets.len()],
                     data,
@@ -133,6 +172,9 @@ struct Csr {
     rx_ops: u32,
     tx_ops: u32,
     sel_ops: u32,
+    fault: u32,
+    irq_en: u32,
+    path_sel: u32,
 }
 
 struct Reference {
@@ -141,6 +183,7 @@ struct Reference {
     sel: PathSelector,
     csr: Csr,
     room: RoomHistory,
+    counters: CoreCounters,
 }
 
 impl Reference {
@@ -159,8 +202,12 @@ impl Reference {
                 rx_ops: 0,
                 tx_ops: 0,
                 sel_ops: 0,
+                fault: 0,
+                irq_en: 0,
+                path_sel: 0,
             },
             room: RoomHistory::new(room_base),
+            counters: CoreCounters::new(),
         }
     }
 
@@ -187,8 +234,37 @@ impl Reference {
                 }
             }
             a if a == csr::SCRATCH => self.csr.scratch,
+            a if a == csr::CAPS => csr::CAPS_VALUE,
+            a if a == csr::FAULT => self.csr.fault,
+            a if a == csr::IRQ_ENABLE => self.csr.irq_en,
+            a if a == csr::PATH_SEL => self.csr.path_sel,
             _ => 0,
         })
+    }
+
+    /// Expected read data of `addr` in an audit (the core is quiescent).
+    fn read_audit(&mut self, addr: u16, k: u64) -> Option<u32> {
+        self.counters
+            .read(addr, self.csr.path_sel)
+            .or_else(|| self.read(addr, k, false))
+    }
+
+    /// A selector operation was accepted with these pins and gave `rec`.
+    fn sel_counted(&mut self, pins: &SelIn, rec: &SelRec) {
+        let op = u64::from(pins.op);
+        self.counters.sel_accepted(op, pins.path & PATH_MASK, pins.flag);
+        // records of connection-wide operations carry path 0; a failed SELECT none
+        let path = match op {
+            SEL_OP_INIT | SEL_OP_SET_PLANE_UP | SEL_OP_SET_CONN_LIMIT => 0,
+            SEL_OP_SELECT => rec.path,
+            _ => pins.path & PATH_MASK,
+        };
+        let state = if op == SEL_OP_SELECT && !rec.ok {
+            0
+        } else {
+            state_word(self.sel.path(path))
+        };
+        self.counters.sel_record(op, rec.ok, path, state);
     }
 }
 
@@ -214,6 +290,9 @@ where
     // selector commands expand into their two CSR writes; `orig` maps back to `txns`
     let mut all: Vec<CoreTxn> = pre;
     let mut orig: Vec<usize> = vec![0; npre];
+    // global indices of the first access of each audit, and of every audit access
+    let mut audit_at: Vec<usize> = Vec::new();
+    let mut in_audit: Vec<usize> = Vec::new();
     for (k, t) in txns.iter().enumerate() {
         if let CoreTxn::SelCmd { op } = t {
             let (arg, cmd) = CoreTxn::sel_cmd_words(op);
@@ -226,6 +305,16 @@ where
                 data: cmd,
             });
             orig.extend([k, k]);
+        } else if let CoreTxn::Audit = t {
+            audit_at.push(all.len());
+            for (addr, w) in audit_accesses() {
+                all.push(match w {
+                    Some(data) => CoreTxn::CsrWrite { addr, data },
+                    None => CoreTxn::CsrRead { addr },
+                });
+                orig.push(k);
+                in_audit.push(all.len() - 1);
+            }
         } else {
             all.push(*t);
             orig.push(k);
@@ -243,9 +332,21 @@ where
             CoreTxn::Tx { op } => txq.push_back((k, op)),
             CoreTxn::Sel { op } => selq.push_back((k, op)),
             CoreTxn::CsrRead { .. } | CoreTxn::CsrWrite { .. } | CoreTxn::SelCmd { .. } => csrq.push_back((k, *t)),
+            CoreTxn::Audit => {}
         }
     }
     let total = all.len();
+    // 1: first access of an audit (waits for quiescence), 2: any other audit access
+    let mut audit_flag = vec![0u8; total];
+    for &i in &in_audit {
+        audit_flag[i] = 2;
+    }
+    for &i in &audit_at {
+        audit_flag[i] = 1;
+    }
+    let is_audit = |k: usize| audit_flag.get(k).is_some_and(|&f| f != 0);
+    // last cycle an operation was accepted or a record taken
+    let mut last_busy = 0u64;
     let mut r = Reference::new();
     let mut exp_rx: VecDeque<(usize, RxRec)> = VecDeque::new();
     let mut exp_tx: VecDeque<(usize, TxRec)> = VecDeque::new();
@@ -285,19 +386,38 @@ where
                 break 'run;
             }
         } else if csr_go && selq.front().is_none_or(|&(k, _)| k >= npre) {
-            // (CSR traffic waits for the selector's preamble: a command would overtake it)
-            if let Some(&(k, t)) = csrq.front() {
+            // (CSR traffic waits for the selector's preamble: a command would overtake it; an
+            // audit waits until the core is quiescent)
+            // an audit starts once every stream operation before it was accepted and its record
+            // taken, and the counters had time to move
+            let quiescent = |k: usize| {
+                rxq.front().is_none_or(|f| f.0 > k)
+                    && txq.front().is_none_or(|f| f.0 > k)
+                    && selq.front().is_none_or(|f| f.0 > k)
+                    && exp_rx.is_empty()
+                    && exp_tx.is_empty()
+                    && exp_sel.is_empty()
+                    && cycle >= last_busy + AUDIT_QUIET_CYCLES
+            };
+            if let Some(&(k, t)) = csrq.front().filter(|&&(k, _)| audit_flag[k] != 1 || quiescent(k)) {
                 csrq.pop_front();
+                let want = |r: &mut Reference, addr: u16| {
+                    if is_audit(k) {
+                        r.read_audit(addr, cycle)
+                    } else {
+                        r.read(addr, cycle, pending_hw)
+                    }
+                };
                 match t {
                     CoreTxn::CsrRead { addr } => {
                         inp.csr_addr = addr;
-                        csr_now = Some((Some(k), addr, r.read(addr, cycle, pending_hw)));
+                        csr_now = Some((Some(k), addr, want(&mut r, addr)));
                     }
                     CoreTxn::CsrWrite { addr, data } => {
                         inp.csr_addr = addr;
                         inp.csr_wdata = data;
                         inp.csr_we = true;
-                        csr_now = Some((Some(k), addr, r.read(addr, cycle, pending_hw)));
+                        csr_now = Some((Some(k), addr, want(&mut r, addr)));
                         csr_write = Some((addr, data));
                         if addr == csr::SEL_CMD {
                             polling = Some(k);
@@ -307,14 +427,23 @@ where
                 }
             }
         }
-        // ---- streams
+        // ---- streams (an operation after an audit waits from the audit's turn on the CSR port
+        // to its last access; the operations before it go first)
+        let busy_audit =
+            csr_now.is_some_and(|c| c.0.is_some_and(is_audit)) || csr_prev.is_some_and(|c| c.0.is_some_and(is_audit));
+        let audit_at = csrq.front().filter(|&&(k, _)| is_audit(k)).map(|&(k, _)| k);
+        let held = |front: Option<usize>| busy_audit || audit_at.is_some_and(|a| front.is_some_and(|f| f > a));
         let (v_rx, rdy_rx) = st_rx.next();
         let (v_tx, rdy_tx) = st_tx.next();
         let (v_sel, rdy_sel) = st_sel.next();
-        let off_rx = v_rx && !rxq.is_empty();
-        let off_tx = v_tx && !txq.is_empty();
+        let off_rx = v_rx && !rxq.is_empty() && !held(rxq.front().map(|f| f.0));
+        let off_tx = v_tx && !txq.is_empty() && !held(txq.front().map(|f| f.0));
         // the sel stream waits while a queued command's acceptance is not yet known
-        let off_sel = v_sel && !selq.is_empty() && polling.is_none() && csr_write.is_none_or(|w| w.0 != csr::SEL_CMD);
+        let off_sel = v_sel
+            && !selq.is_empty()
+            && !held(selq.front().map(|f| f.0))
+            && polling.is_none()
+            && csr_write.is_none_or(|w| w.0 != csr::SEL_CMD);
         inp.rx = if off_rx {
             rxq[0].1.pins(rdy_rx)
         } else {
@@ -360,7 +489,10 @@ where
                             out_ready: false,
                         };
                         let room = r.room.at(acc);
-                        exp_sel.push_back((wk, sel_expect(&mut r.sel, &pins, room)));
+                        let rec = sel_expect(&mut r.sel, &pins, room);
+                        r.sel_counted(&pins, &rec);
+                        exp_sel.push_back((wk, rec));
+                        last_busy = cycle;
                         r.csr.sel_ops = r.csr.sel_ops.wrapping_add(1);
                         pending_hw = false;
                     }
@@ -389,13 +521,21 @@ where
         if off_rx && o.rx.in_ready {
             let (k, _) = rxq.pop_front().unwrap_or((0, RxTxn::Flush { path: 0 }));
             exp_rx.push_back((k, rx_expect(&mut r.rx, &inp.rx)));
+            r.counters
+                .rx_accepted(u64::from(inp.rx.op), inp.rx.path & PATH_MASK, inp.rx.ce);
             r.csr.rx_ops = r.csr.rx_ops.wrapping_add(1);
+            last_busy = cycle;
         }
         let mut tx_acc = None;
         if off_tx && o.tx.in_ready {
             let (k, _) = txq.pop_front().unwrap_or((0, TxTxn::Expire { path: 0 }));
-            exp_tx.push_back((k, tx_expect(&mut r.tx, &inp.tx)));
+            let rec = tx_expect(&mut r.tx, &inp.tx);
+            let (op, path) = (u64::from(inp.tx.op), inp.tx.path & PATH_MASK);
+            r.counters.tx_accepted(op, path, inp.tx.now);
+            r.counters.tx_record(op, path, rec.ok, rec.lost, rec.freed);
+            exp_tx.push_back((k, rec));
             r.csr.tx_ops = r.csr.tx_ops.wrapping_add(1);
+            last_busy = cycle;
             tx_acc = Some(r.tx.room_mask() as u16);
         }
         if off_sel && o.sel.in_ready {
@@ -406,8 +546,11 @@ where
                 } else {
                     inp.sel.room
                 };
-            exp_sel.push_back((k, sel_expect(&mut r.sel, &inp.sel, room)));
+            let rec = sel_expect(&mut r.sel, &inp.sel, room);
+            r.sel_counted(&inp.sel, &rec);
+            exp_sel.push_back((k, rec));
             r.csr.sel_ops = r.csr.sel_ops.wrapping_add(1);
+            last_busy = cycle;
         }
         if let Some(m) = tx_acc {
             r.room.push(cycle, m);
@@ -477,6 +620,10 @@ where
                 a if a == csr::CONTROL => r.csr.control = data,
                 a if a == csr::SCRATCH => r.csr.scratch = data,
                 a if a == csr::SEL_CMD_ARG => r.csr.cmd_arg = data,
+                a if a == csr::FAULT => r.csr.fault = data,
+                a if a == csr::IRQ_ENABLE => r.csr.irq_en = data,
+                a if a == csr::PATH_SEL => r.csr.path_sel = data,
+                a if EVENT_REGS.contains(&a) => r.counters.write(a, data),
                 a if a == csr::SEL_CMD => {
                     r.csr.cmd = data;
                     pending_hw = true;
@@ -485,6 +632,9 @@ where
             }
         }
         csr_prev = csr_now;
+        if got_any {
+            last_busy = cycle;
+        }
         if got_any || csr_prev.is_some() {
             idle = 0;
         } else {
@@ -533,7 +683,8 @@ fn fail(index: usize, stream: &str, cycle: u64, want: Value, got: Value) -> Opti
 
 /// Random `transport_core` stream: the three blocks' random streams interleaved, plus CSR
 /// reads of every modelled register, CONTROL toggling (SELECT room from the scoreboard),
-/// scratch writes and selector commands through `SEL_CMD`.
+/// scratch writes, selector commands through `SEL_CMD` and counter audits (the last
+/// transaction is always one).
 pub fn core_stream(seed: u64, n: usize) -> Vec<CoreTxn> {
     let mut rng = Rng::new(seed ^ 0xC0DE);
     let rx = crate::bench::rx_stream(seed, n);
@@ -577,7 +728,14 @@ pub fn core_stream(seed: u64, n: usize) -> Vec<CoreTxn> {
             },
         };
         out.push(t);
+        // about one audit per 4,096 transactions, and one at the end
+        if rng.below(4096) == 0 {
+            out.push(CoreTxn::Audit);
+        }
     }
     out.truncate(n);
+    if let Some(last) = out.last_mut() {
+        *last = CoreTxn::Audit;
+    }
     out
 }

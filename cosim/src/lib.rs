@@ -13,6 +13,7 @@
 pub mod bench;
 pub mod component_replay;
 pub mod core;
+pub mod core_counters;
 pub mod engine;
 pub mod pins;
 pub mod run;

@@ -151,6 +151,11 @@ fn random_streams_cover_the_corners() {
     assert!(core
         .iter()
         .any(|t| matches!(t, CoreTxn::CsrWrite { addr, data } if *addr == csr::CONTROL && data & 1 == 1)));
+    assert!(
+        core.iter().filter(|t| matches!(t, CoreTxn::Audit)).count() > 10,
+        "audits"
+    );
+    assert_eq!(core.last(), Some(&CoreTxn::Audit));
 }
 
 /// Both backends run the same streams to the same verdict (rust-hdl's simulator is ~100x
@@ -400,6 +405,87 @@ fn directed_core_csr_map_and_commands() {
     for s in 0..8 {
         let r = run_core(&mut Verilated::<TransportCorePins>::new().unwrap(), &t, &opts(s)).unwrap();
         ok(&r, "directed core");
+    }
+}
+
+/// Operations that move every per-path counter and event, then an audit: the hardware's
+/// counters, `P_STATE` and events must read as [`mroce_cosim::core_counters::CoreCounters`]
+/// says, and again after more traffic and a second audit (the first one cleared the events).
+#[test]
+fn directed_core_counter_audit() {
+    if !verilator() {
+        return;
+    }
+    let mut t: Vec<CoreTxn> = Vec::new();
+    for (path, psn) in [(1u8, 0u32), (1, 2), (2, 5)] {
+        t.push(CoreTxn::Rx {
+            op: RxTxn::Packet {
+                path,
+                psn,
+                floor: 0,
+                ce: true,
+                ack_req: true,
+                commit: true,
+            },
+        });
+    }
+    for _ in 0..6 {
+        t.push(CoreTxn::Tx {
+            op: TxTxn::Send {
+                path: 3,
+                now: 10,
+                rto: 1000,
+            },
+        });
+    }
+    // PSNs 0, 2 and 3 acknowledged, 1 lost below PSN 2; then an RTO on path 3 and its expiry
+    t.push(CoreTxn::Tx {
+        op: TxTxn::AckWord {
+            path: 3,
+            word_psn: 0,
+            mask: 0b1101,
+            lost_below: 2,
+            now: 77,
+            rto: 1000,
+        },
+    });
+    t.push(CoreTxn::Tx {
+        op: TxTxn::Timer {
+            path: 3,
+            now: 5000,
+            rto: 1000,
+        },
+    });
+    t.push(CoreTxn::Tx {
+        op: TxTxn::Expire { path: 3 },
+    });
+    t.push(CoreTxn::Audit);
+    for _ in 0..5 {
+        t.push(CoreTxn::Sel {
+            op: SelTxn::Select { room: 0xFFFF },
+        });
+    }
+    for path in [0u8, (4 % PATHS) as u8] {
+        t.push(CoreTxn::Sel {
+            op: SelTxn::Credit {
+                path,
+                acked: 1,
+                lost: 0,
+                probes: 0,
+                ce: true,
+            },
+        });
+    }
+    t.push(CoreTxn::SelCmd {
+        op: SelTxn::SetHealth {
+            path: (5 % PATHS) as u8,
+            health: 2,
+        },
+    });
+    t.push(CoreTxn::Audit);
+    for s in 0..4 {
+        let r = run_core(&mut Verilated::<TransportCorePins>::new().unwrap(), &t, &opts(s)).unwrap();
+        ok(&r, "counter audit");
     }
 }
 
