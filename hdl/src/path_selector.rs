@@ -532,6 +532,8 @@ impl Default for PathSelectorHw {
     }
 }
 
+// The IF16 / IF8 / IF4 loops of the other configurations have no trips here (on purpose).
+#[allow(clippy::reversed_empty_ranges)]
 impl Logic for PathSelectorHw {
     #[hdl_gen]
     fn update(&mut self) {
