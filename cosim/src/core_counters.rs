@@ -141,16 +141,7 @@ impl CoreCounters {
 
     /// `EVT_SUMMARY`.
     pub fn summary(&self) -> u32 {
-        let mut s = 0;
-        for (i, bit) in [csr::EVT_BIT_RTO, csr::EVT_BIT_LOSS, csr::EVT_BIT_REROUTE]
-            .into_iter()
-            .enumerate()
-        {
-            if self.events[i] != 0 {
-                s |= bit;
-            }
-        }
-        s
+        csr::evt_summary(self.events.map(u32::from))
     }
 
     /// A counter of path `path`.

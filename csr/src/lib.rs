@@ -103,6 +103,13 @@ pub const EVT_BIT_RTO: u32 = 1;
 pub const EVT_BIT_LOSS: u32 = 2;
 /// `EVT_SUMMARY` / `IRQ_ENABLE` bit: a re-route event is pending.
 pub const EVT_BIT_REROUTE: u32 = 4;
+
+/// `EVT_SUMMARY` of the three sticky event registers (`EVT_RTO`, `EVT_LOSS`, `EVT_REROUTE`).
+pub const fn evt_summary(events: [u32; 3]) -> u32 {
+    (if events[0] != 0 { EVT_BIT_RTO } else { 0 })
+        | (if events[1] != 0 { EVT_BIT_LOSS } else { 0 })
+        | (if events[2] != 0 { EVT_BIT_REROUTE } else { 0 })
+}
 /// Path index [3:0] of the per-path window (`P_*` registers).
 pub const PATH_SEL: u16 = 0x50;
 /// Per path (`PATH_SEL`): SELECT records that chose the path (packets sprayed), wrapping.

@@ -191,16 +191,7 @@ impl<const CTX: usize> RegBank<CTX> {
     }
 
     fn summary(&self) -> u32 {
-        let mut s = 0;
-        for (i, bit) in [csr::EVT_BIT_RTO, csr::EVT_BIT_LOSS, csr::EVT_BIT_REROUTE]
-            .into_iter()
-            .enumerate()
-        {
-            if self.events[i] != 0 {
-                s |= bit;
-            }
-        }
-        s
+        csr::evt_summary(self.events)
     }
 
     fn path_state(&self) -> u32 {
