@@ -17,7 +17,7 @@
 //! Backends: [`CoreCsrModel`] (software golden model of `transport_core`'s CSR side) here; the
 //! Verilated `transport_core` of `cosim/` plugs in as another [`CoreBackend`].
 
-use mroce_cosim::core_counters::{state_word, CoreCounters};
+use mroce_cosim::core_counters::{record_path, state_word, CoreCounters};
 use mroce_csr as csr;
 use mroce_firmware::bank::RegBank;
 use mroce_firmware::control::{CcParams, Config, ConnRequest, ConnTable, Firmware, Stats};
@@ -159,7 +159,7 @@ impl CoreCsrModel {
 
     /// A selector record of `op` (`ok`) for `path`: the path's state after the operation.
     fn record(&mut self, op: u64, ok: bool, path: u8) {
-        let p = path % PATHS as u8;
+        let p = record_path(op, path);
         let state = state_word(self.bank.ctx[0].selector.path(p));
         self.counters.sel_record(op, ok, p, state);
     }
@@ -296,8 +296,6 @@ impl Csr for CoreCsrModel {
                     // bit tells whether the credit asked for one
                     let reroute = self.bank.events[2] & (1 << (cmd.path % 16)) != 0;
                     self.record(op, reroute, cmd.path);
-                } else if matches!(op, SEL_OP_INIT | SEL_OP_SET_PLANE_UP | SEL_OP_SET_CONN_LIMIT) {
-                    self.record(op, true, 0);
                 } else {
                     self.record(op, true, cmd.path);
                 }

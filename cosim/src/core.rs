@@ -20,12 +20,12 @@ use crate::bench::{
     rx_expect, sel_expect, sel_random, tx_expect, Rng, RoomHistory, RxRec, RxTxn, SelRec, SelTxn, TxRec, TxTxn,
     PATH_MASK,
 };
-use crate::core_counters::{state_word, CoreCounters, EVENT_REGS};
+use crate::core_counters::{record_path, state_word, CoreCounters, EVENT_REGS};
 use crate::engine::{Mismatch, RunOpts, RunResult, Stalls, Timer, MAX_IDLE_CYCLES};
 use crate::pins::{CoreIn, CoreOut, SelIn};
 use crate::{Backend, CosimError};
 use mroce_csr as csr;
-use mroce_hdl::path_selector::{SEL_LATENCY, SEL_OP_INIT, SEL_OP_SELECT, SEL_OP_SET_CONN_LIMIT, SEL_OP_SET_PLANE_UP};
+use mroce_hdl::path_selector::{SEL_LATENCY, SEL_OP_SELECT};
 use mroce_model::params::PATHS;
 use mroce_model::path_selector::PathSelector;
 use mroce_model::rx_tracker::RxTracker;
@@ -253,11 +253,11 @@ impl Reference {
     fn sel_counted(&mut self, pins: &SelIn, rec: &SelRec) {
         let op = u64::from(pins.op);
         self.counters.sel_accepted(op, pins.path & PATH_MASK, pins.flag);
-        // records of connection-wide operations carry path 0; a failed SELECT none
-        let path = match op {
-            SEL_OP_INIT | SEL_OP_SET_PLANE_UP | SEL_OP_SET_CONN_LIMIT => 0,
-            SEL_OP_SELECT => rec.path,
-            _ => pins.path & PATH_MASK,
+        // a SELECT's record carries the chosen path (none when it failed)
+        let path = if op == SEL_OP_SELECT {
+            rec.path
+        } else {
+            record_path(op, pins.path & PATH_MASK)
         };
         let state = if op == SEL_OP_SELECT && !rec.ok {
             0
@@ -387,9 +387,8 @@ where
             }
         } else if csr_go && selq.front().is_none_or(|&(k, _)| k >= npre) {
             // (CSR traffic waits for the selector's preamble: a command would overtake it; an
-            // audit waits until the core is quiescent)
-            // an audit starts once every stream operation before it was accepted and its record
-            // taken, and the counters had time to move
+            // audit starts once every stream operation before it was accepted and its record
+            // taken, and the counters had time to move)
             let quiescent = |k: usize| {
                 rxq.front().is_none_or(|f| f.0 > k)
                     && txq.front().is_none_or(|f| f.0 > k)

@@ -16,7 +16,7 @@
 //! The hardware moves them a few clocks after the operation (counter pipelines); a reference
 //! that applies them at once agrees with it whenever the core is quiescent.
 use mroce_csr as csr;
-use mroce_hdl::path_selector::{SEL_OP_CREDIT, SEL_OP_SELECT};
+use mroce_hdl::path_selector::{SEL_OP_CREDIT, SEL_OP_INIT, SEL_OP_SELECT, SEL_OP_SET_CONN_LIMIT, SEL_OP_SET_PLANE_UP};
 use mroce_hdl::rx_tracker::RX_OP_PACKET;
 use mroce_hdl::tx_scoreboard::{TX_OP_ACK_WORD, TX_OP_EXPIRE, TX_OP_TIMER};
 use mroce_model::params::PATHS;
@@ -34,6 +34,15 @@ pub fn state_word(s: &SelPathState) -> u32 {
         PathHealth::Disabled => csr::health::DISABLED,
     };
     u32::from(s.entropy) | (u32::from(s.plane) << 16) | (h << 20) | csr::P_STATE_KNOWN
+}
+
+/// The path a selector record of `op` carries, for an operation addressed to `op_path`: the
+/// connection-wide operations (INIT, SET_PLANE_UP, SET_CONN_LIMIT) record path 0.
+pub fn record_path(op: u64, op_path: u8) -> u8 {
+    match op {
+        SEL_OP_INIT | SEL_OP_SET_PLANE_UP | SEL_OP_SET_CONN_LIMIT => 0,
+        _ => op_path % PATHS as u8,
+    }
 }
 
 /// Per-path counters, `P_STATE` and sticky events of one core.
