@@ -1,8 +1,10 @@
 //! `transport_core` in lockstep with its reference: the three model components plus the CSR
 //! semantics of `mroce_csr`.
 //!
-//! One mixed stream of rx, tx and selector operations and CSR accesses; each stream has its
-//! own stall pattern and advances independently, records are compared per stream in order.
+//! Every run starts with the preamble ([`core_preamble`]: rx paths reset, selector `Init`)
+//! without stalls, then one mixed stream of rx, tx and selector operations and CSR accesses;
+//! each stream has its own stall pattern and advances independently, records are compared per
+//! stream in order.
 //! Reference rules (from hdl/src/transport_core.rs and hdl/tests/transport_core.rs):
 //! - a CSR access at cycle k returns, at cycle k + 1, the register as of cycle k (counters count
 //!   the operations accepted before cycle k); a write takes effect at cycle k + 1;
@@ -13,9 +15,10 @@
 //!   polls `SEL_CMD` bit 31 (as the control core would) and holds the `sel_in` stream meanwhile,
 //!   so the command's place in the selector's order and its cycle are known exactly;
 //! - the per-path counters, `P_STATE` and the sticky events follow [`CoreCounters`]; they move
-//!   a few clocks after their operations, so they are compared at audits ([`CoreTxn::Audit`]):
-//!   the driver holds the three streams until the core is quiescent, then reads every path's
-//!   window and the event registers and clears the events.
+//!   a few clocks after their operations, so they are compared at audits ([`CoreTxn::Audit`],
+//!   [`CoreTxn::AuditPath`]): the driver holds the three streams until the core is quiescent,
+//!   then reads every path's (or one path's) window and the event registers and clears the
+//!   events.
 use crate::bench::{
     rx_expect, sel_expect, sel_random, tx_expect, Rng, RoomHistory, RxRec, RxTxn, SelRec, SelTxn, TxRec, TxTxn,
     PATH_MASK,
@@ -65,17 +68,24 @@ pub enum CoreTxn {
     },
     /// Hold the streams until the core is quiescent, then read every path's counter window
     /// (`PATH_SEL` + the `P_*` registers) and the event registers, and clear the events.
+    /// Not drawn by the fuzzer: at ~170 CSR accesses it would dominate every input's clocks.
+    #[cfg_attr(feature = "arbitrary", arbitrary(skip))]
     Audit,
+    /// [`CoreTxn::Audit`] of one path's window only (17 CSR accesses): the counters are
+    /// cumulative, so auditing paths one at a time checks the same rules.
+    AuditPath {
+        path: u8,
+    },
 }
 
 /// Clocks without an accepted operation or a record before an audit reads the counters (the
 /// scoreboard records reach their counters through five register stages).
 pub const AUDIT_QUIET_CYCLES: u64 = 16;
 
-/// The CSR accesses of an audit: (address, `Some(data)` for a write).
-pub fn audit_accesses() -> Vec<(u16, Option<u32>)> {
+/// The CSR accesses of an audit of `paths`: (address, `Some(data)` for a write).
+pub fn audit_accesses(paths: impl IntoIterator<Item = u32>) -> Vec<(u16, Option<u32>)> {
     let mut v = Vec::new();
-    for p in 0..PATHS as u32 {
+    for p in paths {
         v.push((csr::PATH_SEL, Some(p)));
         v.extend(csr::PATH_WINDOW.iter().map(|&a| (a, None)));
     }
@@ -124,7 +134,7 @@ impl CoreTxn {
     /// arguments as in [`SelTxn::normalized`]; CSR reads of modelled registers and unmapped
     /// word addresses; raw writes only to CONTROL, SCRATCH, SEL_CMD_ARG, FAULT, IRQ_ENABLE,
     /// PATH_SEL and a read-only register, selector commands only through [`CoreTxn::SelCmd`],
-    /// counters and events only through [`CoreTxn::Audit`]).
+    /// counters and events only through [`CoreTxn::Audit`] and [`CoreTxn::AuditPath`]).
     pub fn normalized(self) -> Self {
         match self {
             CoreTxn::Sel { op } => CoreTxn::Sel { op: op.normalized() },
@@ -150,7 +160,22 @@ impl CoreTxn {
                     data,
                 }
             }
+            CoreTxn::AuditPath { path } => CoreTxn::AuditPath {
+                path: path % PATHS as u8,
+            },
             t => t,
+        }
+    }
+
+    /// The paths an audit reads (`None`: not an audit).
+    pub fn audited_paths(&self) -> Option<core::ops::Range<u32>> {
+        match *self {
+            CoreTxn::Audit => Some(0..PATHS as u32),
+            CoreTxn::AuditPath { path } => {
+                let p = u32::from(path) % PATHS as u32;
+                Some(p..p + 1)
+            }
+            _ => None,
         }
     }
 
@@ -164,6 +189,7 @@ impl CoreTxn {
     }
 }
 
+#[derive(Clone)]
 struct Csr {
     control: u32,
     scratch: u32,
@@ -177,6 +203,7 @@ struct Csr {
     path_sel: u32,
 }
 
+#[derive(Clone)]
 struct Reference {
     rx: RxTracker,
     tx: TxScoreboard,
@@ -268,31 +295,82 @@ impl Reference {
     }
 }
 
-/// The `transport_core` lockstep run. Every run starts with the preamble (rx paths reset to
-/// ISN 0, selector `Init(PATHS, 1)`) so the hardware matches the reference's initial state.
-pub fn run_core<D>(dut: &mut D, txns: &[CoreTxn], opts: &RunOpts) -> Result<RunResult, CosimError>
+/// The reference's state and the clock after [`core_preamble`]: where every stream starts.
+#[derive(Clone)]
+pub struct CoreStart {
+    r: Reference,
+    cycle: u64,
+    last_busy: u64,
+}
+
+/// Run the preamble (rx paths reset to ISN 0, selector `Init(PATHS, 1)`) without stalls, so
+/// the hardware matches the reference's initial state. Without stalls the preamble is the same
+/// clock by clock in every run: the fuzzer runs it once and restores the model's state after it
+/// ([`crate::pins::Verilated`]'s `save_state`). `Err` carries a preamble mismatch.
+pub fn core_preamble<D>(dut: &mut D, opts: &RunOpts) -> Result<Result<CoreStart, Mismatch>, CosimError>
 where
     D: Backend<In = CoreIn, Out = CoreOut>,
 {
-    let t0 = Timer::start();
-    let mut pre: Vec<CoreTxn> = (0..PATHS as u8)
+    let mut all: Vec<CoreTxn> = (0..PATHS as u8)
         .map(|path| CoreTxn::Rx {
             op: RxTxn::Reset { path, isn: 0 },
         })
         .collect();
-    pre.push(CoreTxn::Sel {
+    all.push(CoreTxn::Sel {
         op: SelTxn::Init {
             paths: PATHS as u8,
             planes: 1,
         },
     });
-    let npre = pre.len();
+    let orig = vec![0; all.len()];
+    let audit_flag = vec![0u8; all.len()];
+    let mut st = CoreStart {
+        r: Reference::new(),
+        cycle: 0,
+        last_busy: 0,
+    };
+    Ok(match drive(dut, &all, &orig, &audit_flag, &mut st, None, opts)? {
+        None => Ok(st),
+        Some(m) => Err(m),
+    })
+}
+
+/// The `transport_core` lockstep run: [`core_preamble`], then `txns` under the stall pattern of
+/// `opts.stall_seed`.
+pub fn run_core<D>(dut: &mut D, txns: &[CoreTxn], opts: &RunOpts) -> Result<RunResult, CosimError>
+where
+    D: Backend<In = CoreIn, Out = CoreOut>,
+{
+    let t0 = Timer::start();
+    match core_preamble(dut, opts)? {
+        Ok(start) => run_core_from(dut, &start, txns, opts, t0),
+        Err(m) => Ok(RunResult {
+            transactions: txns.len(),
+            cycles: m.cycle,
+            wall_s: t0.wall_s(),
+            cpu_s: t0.cpu_s(),
+            mismatch: Some(m),
+        }),
+    }
+}
+
+/// `txns` under the stall pattern of `opts.stall_seed`, from `start` (the hardware must be in
+/// the state the preamble left it in).
+pub fn run_core_from<D>(
+    dut: &mut D,
+    start: &CoreStart,
+    txns: &[CoreTxn],
+    opts: &RunOpts,
+    t0: Timer,
+) -> Result<RunResult, CosimError>
+where
+    D: Backend<In = CoreIn, Out = CoreOut>,
+{
     // selector commands expand into their two CSR writes; `orig` maps back to `txns`
-    let mut all: Vec<CoreTxn> = pre;
-    let mut orig: Vec<usize> = vec![0; npre];
-    // global indices of the first access of each audit, and of every audit access
-    let mut audit_at: Vec<usize> = Vec::new();
-    let mut in_audit: Vec<usize> = Vec::new();
+    let mut all: Vec<CoreTxn> = Vec::with_capacity(txns.len());
+    let mut orig: Vec<usize> = Vec::with_capacity(txns.len());
+    // 1: first access of an audit (waits for quiescence), 2: any other audit access
+    let mut audit_flag: Vec<u8> = Vec::with_capacity(txns.len());
     for (k, t) in txns.iter().enumerate() {
         if let CoreTxn::SelCmd { op } = t {
             let (arg, cmd) = CoreTxn::sel_cmd_words(op);
@@ -305,21 +383,47 @@ where
                 data: cmd,
             });
             orig.extend([k, k]);
-        } else if let CoreTxn::Audit = t {
-            audit_at.push(all.len());
-            for (addr, w) in audit_accesses() {
+            audit_flag.extend([0, 0]);
+        } else if let Some(paths) = t.audited_paths() {
+            for (i, (addr, w)) in audit_accesses(paths).into_iter().enumerate() {
                 all.push(match w {
                     Some(data) => CoreTxn::CsrWrite { addr, data },
                     None => CoreTxn::CsrRead { addr },
                 });
                 orig.push(k);
-                in_audit.push(all.len() - 1);
+                audit_flag.push(if i == 0 { 1 } else { 2 });
             }
         } else {
             all.push(*t);
             orig.push(k);
+            audit_flag.push(0);
         }
     }
+    let mut st = start.clone();
+    let mismatch = drive(dut, &all, &orig, &audit_flag, &mut st, Some(opts.stall_seed), opts)?;
+    Ok(RunResult {
+        transactions: txns.len(),
+        cycles: st.cycle,
+        wall_s: t0.wall_s(),
+        cpu_s: t0.cpu_s(),
+        mismatch,
+    })
+}
+
+/// Drive the expanded stream `all` (`orig`: index in the caller's stream; `audit_flag` as in
+/// [`run_core_from`]) from state `st` to its last record; `stall_seed: None` means no stalls.
+fn drive<D>(
+    dut: &mut D,
+    all: &[CoreTxn],
+    orig: &[usize],
+    audit_flag: &[u8],
+    st: &mut CoreStart,
+    stall_seed: Option<u64>,
+    opts: &RunOpts,
+) -> Result<Option<Mismatch>, CosimError>
+where
+    D: Backend<In = CoreIn, Out = CoreOut>,
+{
     let index = |k: usize| orig.get(k).copied().unwrap_or(0);
     // per-stream queues of (global index, transaction)
     let mut rxq = VecDeque::new();
@@ -332,38 +436,24 @@ where
             CoreTxn::Tx { op } => txq.push_back((k, op)),
             CoreTxn::Sel { op } => selq.push_back((k, op)),
             CoreTxn::CsrRead { .. } | CoreTxn::CsrWrite { .. } | CoreTxn::SelCmd { .. } => csrq.push_back((k, *t)),
-            CoreTxn::Audit => {}
+            CoreTxn::Audit | CoreTxn::AuditPath { .. } => {}
         }
     }
     let total = all.len();
-    // 1: first access of an audit (waits for quiescence), 2: any other audit access
-    let mut audit_flag = vec![0u8; total];
-    for &i in &in_audit {
-        audit_flag[i] = 2;
-    }
-    for &i in &audit_at {
-        audit_flag[i] = 1;
-    }
     let is_audit = |k: usize| audit_flag.get(k).is_some_and(|&f| f != 0);
-    // last cycle an operation was accepted or a record taken
-    let mut last_busy = 0u64;
-    let mut r = Reference::new();
+    let (mut cycle, mut last_busy) = (st.cycle, st.last_busy);
+    let r = &mut st.r;
     let mut exp_rx: VecDeque<(usize, RxRec)> = VecDeque::new();
     let mut exp_tx: VecDeque<(usize, TxRec)> = VecDeque::new();
     let mut exp_sel: VecDeque<(usize, SelRec)> = VecDeque::new();
-    let seed = opts.stall_seed;
-    let (mut st_rx, mut st_tx, mut st_sel, mut st_csr) = (
-        Stalls::new(seed),
-        Stalls::new(seed.wrapping_add(1)),
-        Stalls::new(seed.wrapping_add(2)),
-        Stalls::new(seed.wrapping_add(3)),
-    );
+    let stalls = |i: u64| stall_seed.map_or_else(Stalls::none, |s| Stalls::new(s.wrapping_add(i)));
+    let (mut st_rx, mut st_tx, mut st_sel, mut st_csr) = (stalls(0), stalls(1), stalls(2), stalls(3));
     // CSR access issued in the previous cycle: (global index or None for a poll, addr, expected)
     let mut csr_prev: Option<(Option<usize>, u16, Option<u32>)> = None;
     // SEL_CMD written and not yet seen accepted: (global index of the write)
     let mut polling: Option<usize> = None;
     let mut pending_hw = false;
-    let (mut done, mut cycle, mut idle) = (0usize, 0u64, 0u64);
+    let (mut done, mut idle) = (0usize, 0u64);
     let mut mismatch: Option<Mismatch> = None;
     let mut polls = 0u64;
     'run: while done < total || !exp_sel.is_empty() || polling.is_some() {
@@ -385,10 +475,9 @@ where
                 mismatch = fail(index(polling.unwrap_or(0)), "sel_cmd", cycle, Value::Null, Value::Null);
                 break 'run;
             }
-        } else if csr_go && selq.front().is_none_or(|&(k, _)| k >= npre) {
-            // (CSR traffic waits for the selector's preamble: a command would overtake it; an
-            // audit starts once every stream operation before it was accepted and its record
-            // taken, and the counters had time to move)
+        } else if csr_go {
+            // (an audit starts once every stream operation before it was accepted and its
+            // record taken, and the counters had time to move)
             let quiescent = |k: usize| {
                 rxq.front().is_none_or(|f| f.0 > k)
                     && txq.front().is_none_or(|f| f.0 > k)
@@ -410,13 +499,13 @@ where
                 match t {
                     CoreTxn::CsrRead { addr } => {
                         inp.csr_addr = addr;
-                        csr_now = Some((Some(k), addr, want(&mut r, addr)));
+                        csr_now = Some((Some(k), addr, want(r, addr)));
                     }
                     CoreTxn::CsrWrite { addr, data } => {
                         inp.csr_addr = addr;
                         inp.csr_wdata = data;
                         inp.csr_we = true;
-                        csr_now = Some((Some(k), addr, want(&mut r, addr)));
+                        csr_now = Some((Some(k), addr, want(r, addr)));
                         csr_write = Some((addr, data));
                         if addr == csr::SEL_CMD {
                             polling = Some(k);
@@ -657,13 +746,9 @@ where
         dut.tick();
         cycle += 1;
     }
-    Ok(RunResult {
-        transactions: txns.len(),
-        cycles: cycle,
-        wall_s: t0.wall_s(),
-        cpu_s: t0.cpu_s(),
-        mismatch,
-    })
+    st.cycle = cycle;
+    st.last_busy = last_busy;
+    Ok(mismatch)
 }
 
 fn js<T: Serialize>(t: &T) -> Value {
@@ -727,9 +812,13 @@ pub fn core_stream(seed: u64, n: usize) -> Vec<CoreTxn> {
             },
         };
         out.push(t);
-        // about one audit per 4,096 transactions, and one at the end
-        if rng.below(4096) == 0 {
-            out.push(CoreTxn::Audit);
+        // about one audit per 4,096 transactions (half of them of one path), and one at the end
+        match rng.below(8192) {
+            0 => out.push(CoreTxn::Audit),
+            1 => out.push(CoreTxn::AuditPath {
+                path: rng.below(PATHS as u32) as u8,
+            }),
+            _ => {}
         }
     }
     out.truncate(n);

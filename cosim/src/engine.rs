@@ -33,6 +33,16 @@ impl Stalls {
         }
     }
 
+    /// Never stalls: valid and ready on every cycle.
+    pub fn none() -> Self {
+        Self {
+            rng: Rng::new(0),
+            left: u32::MAX,
+            p_valid: 100,
+            p_ready: 100,
+        }
+    }
+
     /// (offer valid, out_ready) for the next cycle.
     #[inline]
     pub fn next(&mut self) -> (bool, bool) {

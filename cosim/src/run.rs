@@ -2,11 +2,12 @@
 //! rust-hdl's simulator on a prefix of the same stream), failure artifacts (shrunk replay file,
 //! VCD of the last cycles) and replays.
 use crate::bench::{RxBench, SelBench, StreamBench, TxBench};
-use crate::core::{core_stream, run_core, CoreTxn};
+use crate::core::{core_preamble, core_stream, run_core, run_core_from, CoreStart, CoreTxn};
 use crate::engine::{run_stream, shrink, Mismatch, ReplayFile, RunOpts, RunResult, Timer};
 use crate::pins::{
     PathSelectorPins, RustHdl, RxTrackerMutantPins, RxTrackerPins, TransportCorePins, TxScoreboardPins, Verilated,
 };
+use crate::verilated::ModelState;
 use crate::Backend;
 use crate::CosimError;
 use serde::de::DeserializeOwned;
@@ -535,12 +536,41 @@ pub fn check_sel(stall_seed: u64, t: &[crate::bench::SelTxn]) -> Result<Option<R
 }
 
 /// [`check_rx`] for `transport_core` (transactions are normalized, see [`CoreTxn::normalized`]).
+///
+/// The model is built and taken through the preamble once per thread; every call restores its
+/// state after the preamble, which the preamble (run without stalls) always leaves the same.
+/// That is most of a short input's clocks, so the fuzzer runs about twice as many inputs.
 pub fn check_core(stall_seed: u64, t: &[CoreTxn]) -> Result<Option<ReplayFile>, CosimError> {
     let o = RunOpts {
         stall_seed,
         ..Default::default()
     };
     let t: Vec<_> = t.iter().map(|x| x.normalized()).collect();
-    let m = run_core(&mut Verilated::<TransportCorePins>::new()?, &t, &o)?.mismatch;
+    let m = CORE_AFTER_PREAMBLE.with(|cell| -> Result<Option<Mismatch>, CosimError> {
+        let mut cell = cell.borrow_mut();
+        if cell.is_none() {
+            let mut dut = Verilated::<TransportCorePins>::new()?;
+            match core_preamble(&mut dut, &o)? {
+                Ok(start) => {
+                    let state = dut.model().save_state();
+                    *cell = Some((dut, state, start));
+                }
+                Err(m) => return Ok(Some(m)),
+            }
+        }
+        if let Some((dut, state, start)) = cell.as_mut() {
+            if dut.model().restore_state(state) {
+                return Ok(run_core_from(dut, start, &t, &o, Timer::start())?.mismatch);
+            }
+        }
+        Ok(run_core(&mut Verilated::<TransportCorePins>::new()?, &t, &o)?.mismatch)
+    })?;
     Ok(m.map(|m| replay_file("transport_core", stall_seed, &t, m)))
+}
+
+type AfterPreamble = (Verilated<TransportCorePins>, ModelState, CoreStart);
+
+thread_local! {
+    /// [`check_core`]'s model, its state after the preamble, and the reference's.
+    static CORE_AFTER_PREAMBLE: std::cell::RefCell<Option<AfterPreamble>> = const { std::cell::RefCell::new(None) };
 }

@@ -40,6 +40,19 @@ pub struct ModelTable {
     trace_open: unsafe extern "C" fn(*mut c_void, *const c_char) -> i32,
     #[cfg(not(mroce_no_verilator))]
     trace_close: unsafe extern "C" fn(*mut c_void),
+    #[cfg(not(mroce_no_verilator))]
+    state_size: unsafe extern "C" fn() -> u64,
+    #[cfg(not(mroce_no_verilator))]
+    state_save: unsafe extern "C" fn(*mut c_void, *mut c_void),
+    #[cfg(not(mroce_no_verilator))]
+    state_restore: unsafe extern "C" fn(*mut c_void, *const c_void),
+}
+
+/// The whole state of one [`VerilatedModel`] instance at one clock (see
+/// [`VerilatedModel::save_state`]); it can only be put back into that instance.
+pub struct ModelState {
+    owner: u64,
+    bytes: Vec<u64>,
 }
 
 include!(concat!(env!("OUT_DIR"), "/ffi.rs"));
@@ -98,6 +111,8 @@ pub struct VerilatedModel {
     table: &'static ModelTable,
     #[cfg_attr(mroce_no_verilator, allow(dead_code))]
     handle: *mut c_void,
+    /// Unique per instance (a freed handle's address may be reused).
+    id: u64,
     /// Packed inputs (everything but the clock), applied by [`VerilatedModel::eval`].
     pub inputs: Vec<u32>,
     /// Packed outputs, sampled by [`VerilatedModel::eval`].
@@ -115,9 +130,11 @@ impl VerilatedModel {
         #[cfg(not(mroce_no_verilator))]
         // SAFETY: the shim allocates and returns an owned model, freed in Drop.
         let handle = unsafe { (table.new)() };
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Ok(Self {
             table,
             handle,
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             inputs: vec![0; table.in_words as usize],
             outputs: vec![0; table.out_words as usize],
         })
@@ -220,6 +237,38 @@ impl VerilatedModel {
         unsafe {
             (self.table.posedge)(self.handle)
         }
+    }
+
+    /// A copy of every register and memory of the design (between clocks: after
+    /// [`Self::posedge`]); the fuzzer restores a post-initialisation state instead of rebuilding
+    /// and re-initialising the model for every input.
+    pub fn save_state(&self) -> ModelState {
+        #[cfg(mroce_no_verilator)]
+        let bytes = Vec::new();
+        #[cfg(not(mroce_no_verilator))]
+        // SAFETY: handle is live; the buffer holds state_size() bytes (rounded up to words).
+        let bytes = unsafe {
+            let n = ((self.table.state_size)() as usize).div_ceil(8);
+            let mut b = vec![0u64; n];
+            (self.table.state_save)(self.handle, b.as_mut_ptr().cast());
+            b
+        };
+        ModelState { owner: self.id, bytes }
+    }
+
+    /// Put back a state [`Self::save_state`] took from this same instance (`false`, and
+    /// nothing changed, for another instance's state or while a VCD is being written).
+    pub fn restore_state(&mut self, st: &ModelState) -> bool {
+        if st.owner != self.id || self.table.traced {
+            return false;
+        }
+        #[cfg(not(mroce_no_verilator))]
+        // SAFETY: handle is live and is the instance the bytes were copied from, so every
+        // pointer inside them (symbol table, name) is this instance's own.
+        unsafe {
+            (self.table.state_restore)(self.handle, st.bytes.as_ptr().cast())
+        }
+        true
     }
 
     /// Back to the power-up state (a new instance; an open trace is closed).
