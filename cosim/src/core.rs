@@ -42,7 +42,6 @@ const _: () = assert!(SEL_LATENCY >= 2, "the SEL_CMD poll needs the selector lat
 
 /// One `transport_core` transaction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(tag = "stream", rename_all = "snake_case")]
 pub enum CoreTxn {
     Rx {
@@ -69,13 +68,33 @@ pub enum CoreTxn {
     /// Hold the streams until the core is quiescent, then read every path's counter window
     /// (`PATH_SEL` + the `P_*` registers) and the event registers, and clear the events.
     /// Not drawn by the fuzzer: at ~170 CSR accesses it would dominate every input's clocks.
-    #[cfg_attr(feature = "arbitrary", arbitrary(skip))]
     Audit,
     /// [`CoreTxn::Audit`] of one path's window only (17 CSR accesses): the counters are
     /// cumulative, so auditing paths one at a time checks the same rules.
     AuditPath {
         path: u8,
     },
+}
+
+/// The fuzzer's mix, in 256ths: mostly stream operations, as in [`core_stream`]. An audit holds
+/// every stream for ~40 clocks, so one in 64 operations is one (a uniform choice made it one in
+/// seven, and audits took most of each input's clocks); full audits are not drawn.
+#[cfg(feature = "arbitrary")]
+impl<'a> arbitrary::Arbitrary<'a> for CoreTxn {
+    fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
+        Ok(match u.arbitrary::<u8>()? {
+            0..=74 => CoreTxn::Rx { op: u.arbitrary()? },
+            75..=149 => CoreTxn::Tx { op: u.arbitrary()? },
+            150..=209 => CoreTxn::Sel { op: u.arbitrary()? },
+            210..=227 => CoreTxn::CsrRead { addr: u.arbitrary()? },
+            228..=239 => CoreTxn::CsrWrite {
+                addr: u.arbitrary()?,
+                data: u.arbitrary()?,
+            },
+            240..=251 => CoreTxn::SelCmd { op: u.arbitrary()? },
+            _ => CoreTxn::AuditPath { path: u.arbitrary()? },
+        })
+    }
 }
 
 /// Clocks without an accepted operation or a record before an audit reads the counters (the
@@ -446,7 +465,11 @@ where
     let mut exp_rx: VecDeque<(usize, RxRec)> = VecDeque::new();
     let mut exp_tx: VecDeque<(usize, TxRec)> = VecDeque::new();
     let mut exp_sel: VecDeque<(usize, SelRec)> = VecDeque::new();
-    let stalls = |i: u64| stall_seed.map_or_else(Stalls::none, |s| Stalls::new(s.wrapping_add(i)));
+    let stalls = |i: u64| {
+        stall_seed.map_or_else(Stalls::none, |s| {
+            Stalls::capped(s.wrapping_add(i), opts.max_stall_phase)
+        })
+    };
     let (mut st_rx, mut st_tx, mut st_sel, mut st_csr) = (stalls(0), stalls(1), stalls(2), stalls(3));
     // CSR access issued in the previous cycle: (global index or None for a poll, addr, expected)
     let mut csr_prev: Option<(Option<usize>, u16, Option<u32>)> = None;

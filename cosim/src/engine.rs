@@ -21,15 +21,24 @@ pub struct Stalls {
     left: u32,
     p_valid: u32,
     p_ready: u32,
+    /// Longest phase, in clocks.
+    max_phase: u32,
 }
 
 impl Stalls {
     pub fn new(seed: u64) -> Self {
+        Self::capped(seed, None)
+    }
+
+    /// The pattern of `seed` with every phase cut to at most `max_phase` clocks (`None`: as
+    /// drawn, up to 2,000).
+    pub fn capped(seed: u64, max_phase: Option<u32>) -> Self {
         Self {
             rng: Rng::new(seed ^ 0x5741_4C4C),
             left: 0,
             p_valid: 100,
             p_ready: 100,
+            max_phase: max_phase.unwrap_or(u32::MAX).max(1),
         }
     }
 
@@ -40,6 +49,7 @@ impl Stalls {
             left: u32::MAX,
             p_valid: 100,
             p_ready: 100,
+            max_phase: u32::MAX,
         }
     }
 
@@ -55,7 +65,7 @@ impl Stalls {
                 75..=84 => (r.range(5, 100), 0, r.range(0, 100)),
                 _ => (r.range(50, 1000), r.range(50, 100), 100),
             };
-            self.left = len;
+            self.left = len.min(self.max_phase);
             self.p_valid = pv;
             self.p_ready = pr;
         }
@@ -97,6 +107,8 @@ impl std::fmt::Display for Mismatch {
 pub struct RunOpts<'a> {
     /// Seed of the stall pattern.
     pub stall_seed: u64,
+    /// Cut every stall phase to this many clocks (the fuzzer's transport_core inputs).
+    pub max_stall_phase: Option<u32>,
     /// Write a VCD from this cycle on (Verilator backend).
     pub trace: Option<(PathBuf, u64)>,
     /// Called every 4096 records with the number of transactions done.
@@ -159,7 +171,7 @@ where
     let all: Vec<&B::Txn> = pre.iter().chain(txns.iter()).collect();
     let mut reference = B::reference();
     let mut expected: VecDeque<(usize, B::Rec)> = VecDeque::new();
-    let mut stalls = Stalls::new(opts.stall_seed);
+    let mut stalls = Stalls::capped(opts.stall_seed, opts.max_stall_phase);
     let (mut i, mut done, mut cycle, mut idle) = (0usize, 0usize, 0u64, 0u64);
     let index = |k: usize| k.saturating_sub(npre);
     let mut mismatch = None;
@@ -272,6 +284,9 @@ pub struct ReplayFile {
     pub mutant: bool,
     /// Seed of the valid/ready stall pattern.
     pub stall_seed: u64,
+    /// Stall phases cut to this many clocks ([`RunOpts::max_stall_phase`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_stall_phase: Option<u32>,
     /// The transactions (a JSON array of the block's operations).
     pub transactions: serde_json::Value,
     /// The mismatch they produced when the file was written.
@@ -299,5 +314,41 @@ impl ReplayFile {
             path: path.to_path_buf(),
             msg: e.to_string(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A capped pattern draws the same phases as the uncapped one, each cut to the cap; the
+    /// replay file keeps the cap.
+    #[test]
+    fn capped_stall_phases() {
+        let (mut a, mut b) = (Stalls::new(9), Stalls::capped(9, Some(64)));
+        let (mut longest, mut stalled) = (0, 0);
+        for _ in 0..200_000 {
+            b.next();
+            longest = longest.max(b.left + 1);
+            stalled += u32::from(b.p_ready == 0 || b.p_valid == 0);
+            assert!(b.left < 64);
+        }
+        assert_eq!(longest, 64, "phases reach the cap");
+        assert!(stalled > 10_000, "stalls remain: {stalled}");
+        // uncapped phases run past it
+        assert!((0..200_000).map(|_| (a.next(), a.left).1).max() > Some(64));
+        let f = ReplayFile {
+            block: "transport_core".into(),
+            mutant: false,
+            stall_seed: 3,
+            max_stall_phase: Some(64),
+            transactions: serde_json::json!([]),
+            mismatch: None,
+        };
+        let back: ReplayFile = serde_json::from_str(&serde_json::to_string(&f).unwrap()).unwrap();
+        assert_eq!(back.max_stall_phase, Some(64));
+        let old: ReplayFile =
+            serde_json::from_str(r#"{"block":"rx_tracker","stall_seed":1,"transactions":[],"mismatch":null}"#).unwrap();
+        assert_eq!(old.max_stall_phase, None);
     }
 }

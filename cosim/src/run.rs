@@ -75,6 +75,8 @@ pub struct CosimConfig<'a> {
     pub mutant: bool,
     /// Shrinking budget (lockstep reruns).
     pub shrink_budget: usize,
+    /// Cut every stall phase to this many clocks (a fuzz input's replay; see [`check_core`]).
+    pub max_stall_phase: Option<u32>,
     pub progress: Option<&'a dyn Fn(u64)>,
 }
 
@@ -90,6 +92,7 @@ impl CosimConfig<'_> {
             artifacts: PathBuf::from("target/cosim-failures"),
             mutant: false,
             shrink_budget: 400,
+            max_stall_phase: None,
             progress: None,
         }
     }
@@ -254,6 +257,7 @@ fn lockstep<T: Clone + Serialize>(
 ) -> Result<CosimReport, CosimError> {
     let opts = RunOpts {
         stall_seed: cfg.seed,
+        max_stall_phase: cfg.max_stall_phase,
         trace: cfg.vcd.clone().map(|p| (p, 0)),
         progress: cfg.progress,
     };
@@ -290,6 +294,7 @@ fn lockstep<T: Clone + Serialize>(
         let prefix = &txns[..k];
         let ropts = RunOpts {
             stall_seed: cfg.seed,
+            max_stall_phase: cfg.max_stall_phase,
             ..Default::default()
         };
         let h = hdl(prefix, &ropts)?;
@@ -316,6 +321,7 @@ fn artifacts<T: Clone + Serialize>(
 ) -> Result<(PathBuf, Option<PathBuf>, usize), CosimError> {
     let opts = RunOpts {
         stall_seed: cfg.seed,
+        max_stall_phase: cfg.max_stall_phase,
         ..Default::default()
     };
     let upto = (m.index + 1).min(txns.len());
@@ -342,6 +348,7 @@ fn artifacts<T: Clone + Serialize>(
         block: cfg.block.as_str().into(),
         mutant: cfg.mutant,
         stall_seed: cfg.seed,
+        max_stall_phase: cfg.max_stall_phase,
         transactions: serde_json::to_value(&small).unwrap_or_default(),
         mismatch: last.mismatch.clone().or(Some(m.clone())),
     }
@@ -352,6 +359,7 @@ fn artifacts<T: Clone + Serialize>(
         &small,
         &RunOpts {
             stall_seed: cfg.seed,
+            max_stall_phase: cfg.max_stall_phase,
             trace: Some((vcd.clone(), from)),
             progress: None,
         },
@@ -479,6 +487,7 @@ pub fn replay(path: &Path, vcd: Option<PathBuf>) -> Result<CosimReport, CosimErr
     let mut cfg = CosimConfig::new(block, 0, f.stall_seed);
     cfg.vcd = vcd;
     cfg.mutant = f.mutant;
+    cfg.max_stall_phase = f.max_stall_phase;
     // a replay reproduces; it writes no new artifacts
     cfg.shrink_budget = 0;
     cfg.artifacts = std::env::temp_dir().join("mroce-cosim-replay");
@@ -501,14 +510,15 @@ pub fn check_rx(stall_seed: u64, t: &[crate::bench::RxTxn]) -> Result<Option<Rep
         ..Default::default()
     };
     let m = run_stream::<RxBench, _>(&mut Verilated::<RxTrackerPins>::new()?, t, &o)?.mismatch;
-    Ok(m.map(|m| replay_file("rx_tracker", stall_seed, t, m)))
+    Ok(m.map(|m| replay_file("rx_tracker", &o, t, m)))
 }
 
-fn replay_file<T: Serialize>(block: &str, stall_seed: u64, t: &[T], m: Mismatch) -> ReplayFile {
+fn replay_file<T: Serialize>(block: &str, o: &RunOpts, t: &[T], m: Mismatch) -> ReplayFile {
     ReplayFile {
         block: block.into(),
         mutant: false,
-        stall_seed,
+        stall_seed: o.stall_seed,
+        max_stall_phase: o.max_stall_phase,
         transactions: serde_json::to_value(t).unwrap_or_default(),
         mismatch: Some(m),
     }
@@ -521,7 +531,7 @@ pub fn check_tx(stall_seed: u64, t: &[crate::bench::TxTxn]) -> Result<Option<Rep
         ..Default::default()
     };
     let m = run_stream::<TxBench, _>(&mut Verilated::<TxScoreboardPins>::new()?, t, &o)?.mismatch;
-    Ok(m.map(|m| replay_file("tx_scoreboard", stall_seed, t, m)))
+    Ok(m.map(|m| replay_file("tx_scoreboard", &o, t, m)))
 }
 
 /// [`check_rx`] for `path_selector` (operations are normalized to the selector's ranges).
@@ -532,7 +542,7 @@ pub fn check_sel(stall_seed: u64, t: &[crate::bench::SelTxn]) -> Result<Option<R
     };
     let t: Vec<_> = t.iter().map(|x| x.normalized()).collect();
     let m = run_stream::<SelBench, _>(&mut Verilated::<PathSelectorPins>::new()?, &t, &o)?.mismatch;
-    Ok(m.map(|m| replay_file("path_selector", stall_seed, &t, m)))
+    Ok(m.map(|m| replay_file("path_selector", &o, &t, m)))
 }
 
 /// [`check_rx`] for `transport_core` (transactions are normalized, see [`CoreTxn::normalized`]).
@@ -543,6 +553,7 @@ pub fn check_sel(stall_seed: u64, t: &[crate::bench::SelTxn]) -> Result<Option<R
 pub fn check_core(stall_seed: u64, t: &[CoreTxn]) -> Result<Option<ReplayFile>, CosimError> {
     let o = RunOpts {
         stall_seed,
+        max_stall_phase: Some(FUZZ_MAX_STALL_PHASE),
         ..Default::default()
     };
     let t: Vec<_> = t.iter().map(|x| x.normalized()).collect();
@@ -565,8 +576,13 @@ pub fn check_core(stall_seed: u64, t: &[CoreTxn]) -> Result<Option<ReplayFile>, 
         }
         Ok(run_core(&mut Verilated::<TransportCorePins>::new()?, &t, &o)?.mismatch)
     })?;
-    Ok(m.map(|m| replay_file("transport_core", stall_seed, &t, m)))
+    Ok(m.map(|m| replay_file("transport_core", &o, &t, m)))
 }
+
+/// [`check_core`]'s longest stall phase, in clocks. A fuzz input has at most a few hundred
+/// operations, and phases of up to 2,000 clocks (the random streams' pattern) made most of its
+/// clocks idle ones; 64 still fills every output FIFO (16 entries) behind a stalled consumer.
+pub const FUZZ_MAX_STALL_PHASE: u32 = 64;
 
 type AfterPreamble = (Verilated<TransportCorePins>, ModelState, CoreStart);
 
