@@ -321,8 +321,8 @@ impl ReplayFile {
 mod tests {
     use super::*;
 
-    /// A capped pattern draws the same phases as the uncapped one, each cut to the cap; the
-    /// replay file keeps the cap.
+    /// A capped pattern has no phase longer than the cap, reaches it and still stalls, where
+    /// the uncapped one runs past it; the replay file keeps the cap.
     #[test]
     fn capped_stall_phases() {
         let (mut a, mut b) = (Stalls::new(9), Stalls::capped(9, Some(64)));
