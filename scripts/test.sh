@@ -17,6 +17,9 @@ step "setup" bash scripts/setup.sh
 step "build (release, all targets)" cargo build --workspace --all-targets --release
 step "firmware image (riscv32imc) and section sizes" bash scripts/firmware-size.sh
 step "test (release)" cargo test --workspace --release "$@"
+# the release profile wraps on integer overflow; the model's own tests run once more in a debug
+# build, where an overflow in any component's arithmetic panics (about 20 s)
+step "model tests (debug build: overflow checks on)" cargo test -p mroce-model
 step "fuzz (short, seeded)" bash scripts/fuzz-short.sh 20000
 step "hardware configurations (reduced, small): model components and HDL blocks" bash scripts/config-check.sh
 # the ULX3S top end to end (PicoRV32 + firmware + transport_core + self-test): bitstream with

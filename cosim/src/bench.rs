@@ -753,11 +753,24 @@ pub enum SelTxn {
     },
 }
 
+/// A 16-bit count argument of the selector, folded by its two top bits: `00`/`01` give `v %
+/// small` (the common case), `10` gives `v % 512` (batches of up to two SACK windows) and `11`
+/// keeps `v` (0xC000..=0xFFFF: the saturating and wrapping corners of the 16- and 32-bit
+/// arithmetic, which credits from a real connection never reach).
+pub fn credit_count(v: u16, small: u16) -> u16 {
+    match v >> 14 {
+        0 | 1 => v % small,
+        2 => v % 512,
+        _ => v,
+    }
+}
+
 impl SelTxn {
     /// The operation with its arguments folded into the ranges the random streams (and the
-    /// hdl/tests drivers) use: path < PATHS, health < 4, plane < 16, plane-up index < 8, credit
-    /// counts (acked < 12, lost < 3, probes < 3), connection limit < 40, init paths < PATHS + 4,
-    /// planes < 10.
+    /// hdl/tests drivers) use: path < PATHS, health < 4, plane < 16, plane-up index < 8, init
+    /// paths < PATHS + 4, planes < 10. Credit counts and the connection limit are mostly small
+    /// (acked < 12, lost < 3, probes < 3, limit < 40) so windows fill and drain, but keep the
+    /// 16-bit port's whole range reachable (see [`credit_count`]).
     pub fn normalized(self) -> Self {
         match self {
             SelTxn::Select { room } => SelTxn::Select { room },
@@ -772,9 +785,9 @@ impl SelTxn {
                 ce,
             } => SelTxn::Credit {
                 path: path % PATHS as u8,
-                acked: acked % 12,
-                lost: lost % 3,
-                probes: probes % 3,
+                acked: credit_count(acked, 12),
+                lost: credit_count(lost, 3),
+                probes: credit_count(probes, 3),
                 ce,
             },
             SelTxn::ChargeProbe { path } => SelTxn::ChargeProbe {
@@ -800,7 +813,9 @@ impl SelTxn {
                 plane: plane % 16,
             },
             SelTxn::SetPlaneUp { plane, up } => SelTxn::SetPlaneUp { plane: plane % 8, up },
-            SelTxn::SetConnLimit { pkts } => SelTxn::SetConnLimit { pkts: pkts % 40 },
+            SelTxn::SetConnLimit { pkts } => SelTxn::SetConnLimit {
+                pkts: credit_count(pkts, 40),
+            },
             SelTxn::Init { paths, planes } => SelTxn::Init {
                 paths: paths % (PATHS as u8 + 4),
                 planes: planes % 10,
@@ -1047,13 +1062,24 @@ pub fn sel_random(rng: &mut Rng) -> SelTxn {
             room: if rng.below(4) == 0 { rng.next() as u16 } else { u16::MAX },
         },
         40..=44 => SelTxn::Charge { path: p },
-        45..=76 => SelTxn::Credit {
-            path: p,
-            acked: rng.below(12) as u16,
-            lost: rng.below(3) as u16,
-            probes: rng.below(3) as u16,
-            ce: rng.below(3) == 0,
-        },
+        45..=76 => {
+            // one credit in 32 has counts from the whole 16-bit range of the port
+            let wide = rng.below(32) == 0;
+            let count = |rng: &mut Rng, small: u32| {
+                if wide {
+                    credit_count(rng.next() as u16, small as u16)
+                } else {
+                    rng.below(small) as u16
+                }
+            };
+            SelTxn::Credit {
+                path: p,
+                acked: count(rng, 12),
+                lost: count(rng, 3),
+                probes: count(rng, 3),
+                ce: rng.below(3) == 0,
+            }
+        }
         77..=79 => SelTxn::ChargeProbe { path: p },
         80..=83 => SelTxn::SetHealth {
             path: p,
@@ -1077,7 +1103,11 @@ pub fn sel_random(rng: &mut Rng) -> SelTxn {
             up: rng.below(3) != 0,
         },
         97..=98 => SelTxn::SetConnLimit {
-            pkts: rng.below(40) as u16,
+            pkts: if rng.below(16) == 0 {
+                credit_count(rng.next() as u16, 40)
+            } else {
+                rng.below(40) as u16
+            },
         },
         // paths out of range too (clamped)
         _ => SelTxn::Init {

@@ -147,6 +147,18 @@ fn random_streams_cover_the_corners() {
         "refused selects"
     );
     assert!(recs.iter().filter(|r| r.op == 2 && r.ok).count() > 10, "re-routes");
+    // credits across the port's whole 16-bit range: batches, and sums that saturate
+    let acked = |lo: u16, hi: u16| {
+        sel.iter()
+            .filter(|t| matches!(t, SelTxn::Credit { acked, .. } if (lo..=hi).contains(acked)))
+            .count()
+    };
+    assert!(acked(12, 511) > 50 && acked(0xC000, 0xFFFF) > 50, "wide credits");
+    assert!(
+        sel.iter()
+            .any(|t| matches!(t, SelTxn::Credit { acked, lost, .. } if acked.checked_add(*lost).is_none())),
+        "saturating acked + lost"
+    );
     let core = core_stream(1, 100_000);
     assert!(core.iter().filter(|t| matches!(t, CoreTxn::SelCmd { .. })).count() > 500);
     assert!(core.iter().filter(|t| matches!(t, CoreTxn::CsrRead { .. })).count() > 3000);

@@ -277,7 +277,9 @@ impl PathSelector {
             }
         } else {
             // Additive increase: one packet per window of acknowledged packets.
-            s.ai_acc += u32::from(c.acked) << CWND_FRAC_BITS;
+            // A 32-bit register: it wraps, as in the hardware (reachable only with credits far
+            // above the window, e.g. late ACKs after CLEAR_INFLIGHT).
+            s.ai_acc = s.ai_acc.wrapping_add(u32::from(c.acked) << CWND_FRAC_BITS);
             if s.ai_acc >= s.cwnd {
                 s.ai_acc -= s.cwnd;
                 s.cwnd = (s.cwnd + CWND_ONE).min(CWND_MAX_PKTS << CWND_FRAC_BITS);
@@ -383,6 +385,33 @@ mod tests {
         }
         assert!(s.path(0).cwnd < 9 << CWND_FRAC_BITS);
         assert_eq!(s.path(0).inflight, 0);
+    }
+
+    #[test]
+    fn additive_increase_accumulator_wraps_like_its_register() {
+        // Credits far above the window (the port takes 16 bits) grow ai_acc by ~2^24 each: it
+        // wraps at 2^32 as the hardware's 32-bit register does, in debug builds too.
+        let mut s = PathSelector::new(1, 1);
+        let mut acc = 0u32;
+        let mut cwnd = s.path(0).cwnd;
+        let mut wrapped = false;
+        for _ in 0..300 {
+            let c = Credit {
+                path: 0,
+                acked: u16::MAX,
+                ..Default::default()
+            };
+            s.credit(&c);
+            let before = acc;
+            acc = acc.wrapping_add(u32::from(u16::MAX) << CWND_FRAC_BITS);
+            wrapped |= acc < before;
+            if acc >= cwnd {
+                acc -= cwnd;
+                cwnd = (cwnd + CWND_ONE).min(CWND_MAX_PKTS << CWND_FRAC_BITS);
+            }
+            assert_eq!((s.path(0).ai_acc, s.path(0).cwnd), (acc, cwnd));
+        }
+        assert!(wrapped);
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! invariants of the hardware-mapped components under arbitrary transaction streams.
 
 use arbitrary::{Result, Unstructured};
-use mroce_model::params::{PATHS, SACK_BITS};
+use mroce_model::params::{ALPHA_ONE, CWND_FRAC_BITS, CWND_MAX_PKTS, CWND_MIN_PKTS, PATHS, SACK_BITS};
+use mroce_model::path_selector::{Credit, PathHealth, PathSelector};
 use mroce_model::rx_tracker::{RxPacket, RxTracker, RxVerdict};
 use mroce_model::tx_scoreboard::TxScoreboard;
 use mroce_model::wire::{self, *};
@@ -257,6 +258,60 @@ fn tracker_new_at_most_once() {
             if let Some(a) = r.ack {
                 assert_eq!(a.pkt_count > 0, true);
                 assert_eq!(t.pending(path), 0);
+            }
+        }
+        Ok(())
+    })
+    .budget_ms(1500);
+}
+
+/// The selector takes any operation with any arguments (the whole range of each field, not
+/// what a connection sends): no overflow (this file also runs in a debug build, see
+/// scripts/test.sh), the window stays within its bounds, alpha within 0..=1, and a chosen path
+/// was eligible and the connection below its limit.
+#[test]
+fn selector_takes_any_operation_stream() {
+    arbtest::arbtest(|u| {
+        let mut s = PathSelector::new(u.arbitrary()?, u.arbitrary()?);
+        for _ in 0..u.int_in_range(1..=400)? {
+            // mostly three paths, so that operations meet on a path
+            let path: u8 = if u.ratio(3, 4)? { u.int_in_range(0..=2)? } else { u.arbitrary()? };
+            match u.int_in_range(0..=10u8)? {
+                0..=2 => {
+                    let room: u32 = u.arbitrary()?;
+                    let mask = s.eligible_mask(room);
+                    let below = s.total_inflight() < s.conn_limit();
+                    match s.select(room) {
+                        Some(p) => {
+                            assert!(below && mask & (1 << p) != 0, "path {p} chosen outside mask {mask:#x}");
+                        }
+                        None => assert_eq!(mask, 0),
+                    }
+                }
+                3 => s.charge(path),
+                4 => s.charge_probe(path),
+                5 | 6 => {
+                    s.credit(&Credit {
+                        path,
+                        acked: u.arbitrary()?,
+                        lost: u.arbitrary()?,
+                        probes: u.arbitrary()?,
+                        ce: u.arbitrary()?,
+                    });
+                }
+                7 => {
+                    let h = [PathHealth::Up, PathHealth::Suspect, PathHealth::Down, PathHealth::Disabled];
+                    s.set_health(path, h[usize::from(u.int_in_range(0..=3u8)?)]);
+                }
+                8 => s.clear_inflight(path),
+                9 => s.request_reroll(path, u.arbitrary()?),
+                _ => s.set_conn_limit(u.arbitrary()?),
+            }
+            for p in 0..PATHS as u8 {
+                let st = s.path(p);
+                assert!(st.cwnd >= CWND_MIN_PKTS << CWND_FRAC_BITS && st.cwnd <= CWND_MAX_PKTS << CWND_FRAC_BITS);
+                assert!(u32::from(st.alpha) <= ALPHA_ONE);
+                assert!(st.entropy >= 0xC000);
             }
         }
         Ok(())
