@@ -275,7 +275,11 @@ fn selector_takes_any_operation_stream() {
         let mut s = PathSelector::new(u.arbitrary()?, u.arbitrary()?);
         for _ in 0..u.int_in_range(1..=400)? {
             // mostly three paths, so that operations meet on a path
-            let path: u8 = if u.ratio(3, 4)? { u.int_in_range(0..=2)? } else { u.arbitrary()? };
+            let path: u8 = if u.ratio(3, 4)? {
+                u.int_in_range(0..=2)?
+            } else {
+                u.arbitrary()?
+            };
             match u.int_in_range(0..=10u8)? {
                 0..=2 => {
                     let room: u32 = u.arbitrary()?;
@@ -300,7 +304,12 @@ fn selector_takes_any_operation_stream() {
                     });
                 }
                 7 => {
-                    let h = [PathHealth::Up, PathHealth::Suspect, PathHealth::Down, PathHealth::Disabled];
+                    let h = [
+                        PathHealth::Up,
+                        PathHealth::Suspect,
+                        PathHealth::Down,
+                        PathHealth::Disabled,
+                    ];
                     s.set_health(path, h[usize::from(u.int_in_range(0..=3u8)?)]);
                 }
                 8 => s.clear_inflight(path),
