@@ -469,7 +469,13 @@ where
     let mut exp_sel: VecDeque<(usize, SelRec)> = VecDeque::new();
     let stalls = |i: u64| {
         stall_seed.map_or_else(Stalls::none, |s| {
-            Stalls::capped(s.wrapping_add(i), opts.max_stall_phase)
+            // each stream starts at its own place in a script
+            Stalls::scripted(
+                s.wrapping_add(i),
+                opts.max_stall_phase,
+                opts.stall_script,
+                i as usize * 5,
+            )
         })
     };
     let (mut st_rx, mut st_tx, mut st_sel, mut st_csr) = (stalls(0), stalls(1), stalls(2), stalls(3));

@@ -23,7 +23,38 @@ pub struct Stalls {
     p_ready: u32,
     /// Longest phase, in clocks.
     max_phase: u32,
+    /// Phases written out, one byte each (empty: drawn from `rng`).
+    script: Vec<u8>,
+    /// Next byte of `script`.
+    pos: usize,
 }
+
+/// Longest stall script a fuzz input carries, in phases (it repeats when it runs out).
+pub const MAX_STALL_SCRIPT: usize = 32;
+
+/// Clocks at full speed after each round of a stall script.
+const SCRIPT_ROUND_CLOCKS: u32 = 16;
+
+/// (valid %, ready %) of a script byte's top four bits: full speed, back-pressure, starvation,
+/// both, and bubbles of either kind.
+const SCRIPT_MODES: [(u32, u32); 16] = [
+    (100, 100),
+    (100, 100),
+    (100, 0),
+    (100, 0),
+    (0, 100),
+    (0, 100),
+    (0, 0),
+    (50, 50),
+    (100, 50),
+    (50, 100),
+    (100, 20),
+    (20, 100),
+    (80, 80),
+    (100, 90),
+    (90, 100),
+    (0, 50),
+];
 
 impl Stalls {
     pub fn new(seed: u64) -> Self {
@@ -33,23 +64,31 @@ impl Stalls {
     /// The pattern of `seed` with every phase cut to at most `max_phase` clocks (`None`: as
     /// drawn, up to 2,000).
     pub fn capped(seed: u64, max_phase: Option<u32>) -> Self {
+        Self::scripted(seed, max_phase, &[], 0)
+    }
+
+    /// Phases taken from `script`, from byte `start` on, instead of drawn: a byte's low four
+    /// bits give the length (1 + 4n clocks, 1..=61), its top four the valid and ready rates
+    /// ([`SCRIPT_MODES`]); `seed` still draws the bubbles inside a phase. So the fuzzer places
+    /// back-pressure where it wants it. Each round of the script ends with 16 clocks at full
+    /// speed, and it starts again. An empty script: [`Stalls::capped`].
+    pub fn scripted(seed: u64, max_phase: Option<u32>, script: &[u8], start: usize) -> Self {
         Self {
             rng: Rng::new(seed ^ 0x5741_4C4C),
             left: 0,
             p_valid: 100,
             p_ready: 100,
             max_phase: max_phase.unwrap_or(u32::MAX).max(1),
+            script: script.to_vec(),
+            pos: start,
         }
     }
 
     /// Never stalls: valid and ready on every cycle.
     pub fn none() -> Self {
         Self {
-            rng: Rng::new(0),
             left: u32::MAX,
-            p_valid: 100,
-            p_ready: 100,
-            max_phase: u32::MAX,
+            ..Self::capped(0, None)
         }
     }
 
@@ -57,13 +96,27 @@ impl Stalls {
     #[inline]
     pub fn next(&mut self) -> (bool, bool) {
         if self.left == 0 {
-            let r = &mut self.rng;
-            let (len, pv, pr) = match r.below(100) {
-                0..=29 => (r.range(50, 2000), 100, 100),
-                30..=59 => (r.range(50, 1000), r.range(20, 100), r.range(20, 100)),
-                60..=74 => (r.range(20, 400), 100, 0),
-                75..=84 => (r.range(5, 100), 0, r.range(0, 100)),
-                _ => (r.range(50, 1000), r.range(50, 100), 100),
+            let (len, pv, pr) = if self.script.is_empty() {
+                let r = &mut self.rng;
+                match r.below(100) {
+                    0..=29 => (r.range(50, 2000), 100, 100),
+                    30..=59 => (r.range(50, 1000), r.range(20, 100), r.range(20, 100)),
+                    60..=74 => (r.range(20, 400), 100, 0),
+                    75..=84 => (r.range(5, 100), 0, r.range(0, 100)),
+                    _ => (r.range(50, 1000), r.range(50, 100), 100),
+                }
+            } else {
+                // the script and then one full-speed phase, round again: that phase keeps a
+                // script of nothing but stalls from holding the block up for ever
+                let k = self.pos % (self.script.len() + 1);
+                self.pos = self.pos.wrapping_add(1);
+                match self.script.get(k) {
+                    Some(&b) => {
+                        let (pv, pr) = SCRIPT_MODES[usize::from(b >> 4)];
+                        (1 + 4 * u32::from(b & 0x0F), pv, pr)
+                    }
+                    None => (SCRIPT_ROUND_CLOCKS, 100, 100),
+                }
             };
             self.left = len.min(self.max_phase);
             self.p_valid = pv;
@@ -109,6 +162,9 @@ pub struct RunOpts<'a> {
     pub stall_seed: u64,
     /// Cut every stall phase to this many clocks (the fuzzer's transport_core inputs).
     pub max_stall_phase: Option<u32>,
+    /// Stall phases written out (fuzz inputs; see [`Stalls::scripted`]); empty: drawn from
+    /// the seed.
+    pub stall_script: &'a [u8],
     /// Write a VCD from this cycle on (Verilator backend).
     pub trace: Option<(PathBuf, u64)>,
     /// Called every 4096 records with the number of transactions done.
@@ -171,7 +227,7 @@ where
     let all: Vec<&B::Txn> = pre.iter().chain(txns.iter()).collect();
     let mut reference = B::reference();
     let mut expected: VecDeque<(usize, B::Rec)> = VecDeque::new();
-    let mut stalls = Stalls::capped(opts.stall_seed, opts.max_stall_phase);
+    let mut stalls = Stalls::scripted(opts.stall_seed, opts.max_stall_phase, opts.stall_script, 0);
     let (mut i, mut done, mut cycle, mut idle) = (0usize, 0usize, 0u64, 0u64);
     let index = |k: usize| k.saturating_sub(npre);
     let mut mismatch = None;
@@ -287,6 +343,9 @@ pub struct ReplayFile {
     /// Stall phases cut to this many clocks ([`RunOpts::max_stall_phase`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_stall_phase: Option<u32>,
+    /// Stall phases written out ([`RunOpts::stall_script`]); empty: drawn from the seed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stall_script: Vec<u8>,
     /// The transactions (a JSON array of the block's operations).
     pub transactions: serde_json::Value,
     /// The mismatch they produced when the file was written.
@@ -342,13 +401,43 @@ mod tests {
             mutant: false,
             stall_seed: 3,
             max_stall_phase: Some(64),
+            stall_script: vec![0x2F, 0x03],
             transactions: serde_json::json!([]),
             mismatch: None,
         };
         let back: ReplayFile = serde_json::from_str(&serde_json::to_string(&f).unwrap()).unwrap();
         assert_eq!(back.max_stall_phase, Some(64));
+        assert_eq!(back.stall_script, [0x2F, 0x03]);
         let old: ReplayFile =
             serde_json::from_str(r#"{"block":"rx_tracker","stall_seed":1,"transactions":[],"mismatch":null}"#).unwrap();
         assert_eq!(old.max_stall_phase, None);
+        assert!(old.stall_script.is_empty());
+    }
+
+    /// A script's phases come in its order with its lengths and rates, round again when it
+    /// runs out, and under the cap.
+    #[test]
+    fn scripted_stall_phases() {
+        // 0x23: 13 clocks of back-pressure; 0x40: 1 clock of starvation; 0x0F: 61 at full speed
+        let mut s = Stalls::scripted(5, None, &[0x23, 0x40, 0x0F], 0);
+        let mut want = Vec::new();
+        for _ in 0..2 {
+            want.extend([(true, false); 13]);
+            want.push((false, true));
+            want.extend([(true, true); 61 + 16]);
+        }
+        let got: Vec<_> = (0..want.len()).map(|_| s.next()).collect();
+        assert_eq!(got, want);
+        // a cap of 8 cuts the 61-clock phase and the round's end; a start of 1 begins with
+        // starvation
+        let mut c = Stalls::scripted(5, Some(8), &[0x23, 0x40, 0x0F], 1);
+        let got: Vec<_> = (0..25).map(|_| c.next()).collect();
+        let mut want = vec![(false, true)];
+        want.extend([(true, true); 16]);
+        want.extend([(true, false); 8]);
+        assert_eq!(got, want);
+        // nothing but back-pressure still lets records out
+        let mut b = Stalls::scripted(5, None, &[0x2F], 0);
+        assert!((0..200).filter(|_| b.next().1).count() >= 32);
     }
 }

@@ -77,6 +77,8 @@ pub struct CosimConfig<'a> {
     pub shrink_budget: usize,
     /// Cut every stall phase to this many clocks (a fuzz input's replay; see [`check_core`]).
     pub max_stall_phase: Option<u32>,
+    /// Stall phases written out (a fuzz input's replay; see [`RunOpts::stall_script`]).
+    pub stall_script: Vec<u8>,
     pub progress: Option<&'a dyn Fn(u64)>,
 }
 
@@ -93,6 +95,7 @@ impl CosimConfig<'_> {
             mutant: false,
             shrink_budget: 400,
             max_stall_phase: None,
+            stall_script: Vec::new(),
             progress: None,
         }
     }
@@ -258,6 +261,7 @@ fn lockstep<T: Clone + Serialize>(
     let opts = RunOpts {
         stall_seed: cfg.seed,
         max_stall_phase: cfg.max_stall_phase,
+        stall_script: &cfg.stall_script,
         trace: cfg.vcd.clone().map(|p| (p, 0)),
         progress: cfg.progress,
     };
@@ -295,6 +299,7 @@ fn lockstep<T: Clone + Serialize>(
         let ropts = RunOpts {
             stall_seed: cfg.seed,
             max_stall_phase: cfg.max_stall_phase,
+            stall_script: &cfg.stall_script,
             ..Default::default()
         };
         let h = hdl(prefix, &ropts)?;
@@ -322,6 +327,7 @@ fn artifacts<T: Clone + Serialize>(
     let opts = RunOpts {
         stall_seed: cfg.seed,
         max_stall_phase: cfg.max_stall_phase,
+        stall_script: &cfg.stall_script,
         ..Default::default()
     };
     let upto = (m.index + 1).min(txns.len());
@@ -349,6 +355,7 @@ fn artifacts<T: Clone + Serialize>(
         mutant: cfg.mutant,
         stall_seed: cfg.seed,
         max_stall_phase: cfg.max_stall_phase,
+        stall_script: cfg.stall_script.clone(),
         transactions: serde_json::to_value(&small).unwrap_or_default(),
         mismatch: last.mismatch.clone().or(Some(m.clone())),
     }
@@ -360,6 +367,7 @@ fn artifacts<T: Clone + Serialize>(
         &RunOpts {
             stall_seed: cfg.seed,
             max_stall_phase: cfg.max_stall_phase,
+            stall_script: &cfg.stall_script,
             trace: Some((vcd.clone(), from)),
             progress: None,
         },
@@ -488,6 +496,7 @@ pub fn replay(path: &Path, vcd: Option<PathBuf>) -> Result<CosimReport, CosimErr
     cfg.vcd = vcd;
     cfg.mutant = f.mutant;
     cfg.max_stall_phase = f.max_stall_phase;
+    cfg.stall_script = f.stall_script.clone();
     // a replay reproduces; it writes no new artifacts
     cfg.shrink_budget = 0;
     cfg.artifacts = std::env::temp_dir().join("mroce-cosim-replay");
@@ -502,11 +511,18 @@ pub fn replay(path: &Path, vcd: Option<PathBuf>) -> Result<CosimReport, CosimErr
 }
 
 /// Lockstep check of one fuzz input on the fast Verilated model: `None` when hardware and model
-/// agree on every record (used by the cargo-fuzz equivalence targets in fuzz/).
+/// agree on every record (used by the cargo-fuzz equivalence targets in fuzz/). `stall_script`
+/// writes the valid/ready phases out ([`crate::engine::Stalls::scripted`]); empty, the seed
+/// draws them.
 /// On a mismatch the result is a replay file (save it as JSON for `mroce cosim replay`).
-pub fn check_rx(stall_seed: u64, t: &[crate::bench::RxTxn]) -> Result<Option<ReplayFile>, CosimError> {
+pub fn check_rx(
+    stall_seed: u64,
+    stall_script: &[u8],
+    t: &[crate::bench::RxTxn],
+) -> Result<Option<ReplayFile>, CosimError> {
     let o = RunOpts {
         stall_seed,
+        stall_script,
         ..Default::default()
     };
     let m = run_stream::<RxBench, _>(&mut Verilated::<RxTrackerPins>::new()?, t, &o)?.mismatch;
@@ -519,15 +535,21 @@ fn replay_file<T: Serialize>(block: &str, o: &RunOpts, t: &[T], m: Mismatch) -> 
         mutant: false,
         stall_seed: o.stall_seed,
         max_stall_phase: o.max_stall_phase,
+        stall_script: o.stall_script.to_vec(),
         transactions: serde_json::to_value(t).unwrap_or_default(),
         mismatch: Some(m),
     }
 }
 
 /// [`check_rx`] for `tx_scoreboard`.
-pub fn check_tx(stall_seed: u64, t: &[crate::bench::TxTxn]) -> Result<Option<ReplayFile>, CosimError> {
+pub fn check_tx(
+    stall_seed: u64,
+    stall_script: &[u8],
+    t: &[crate::bench::TxTxn],
+) -> Result<Option<ReplayFile>, CosimError> {
     let o = RunOpts {
         stall_seed,
+        stall_script,
         ..Default::default()
     };
     let m = run_stream::<TxBench, _>(&mut Verilated::<TxScoreboardPins>::new()?, t, &o)?.mismatch;
@@ -535,9 +557,14 @@ pub fn check_tx(stall_seed: u64, t: &[crate::bench::TxTxn]) -> Result<Option<Rep
 }
 
 /// [`check_rx`] for `path_selector` (operations are normalized to the selector's ranges).
-pub fn check_sel(stall_seed: u64, t: &[crate::bench::SelTxn]) -> Result<Option<ReplayFile>, CosimError> {
+pub fn check_sel(
+    stall_seed: u64,
+    stall_script: &[u8],
+    t: &[crate::bench::SelTxn],
+) -> Result<Option<ReplayFile>, CosimError> {
     let o = RunOpts {
         stall_seed,
+        stall_script,
         ..Default::default()
     };
     let t: Vec<_> = t.iter().map(|x| x.normalized()).collect();
@@ -550,10 +577,11 @@ pub fn check_sel(stall_seed: u64, t: &[crate::bench::SelTxn]) -> Result<Option<R
 /// The model is built and taken through the preamble once per thread; every call restores its
 /// state after the preamble, which the preamble (run without stalls) always leaves the same.
 /// That is most of a short input's clocks, so the fuzzer runs about twice as many inputs.
-pub fn check_core(stall_seed: u64, t: &[CoreTxn]) -> Result<Option<ReplayFile>, CosimError> {
+pub fn check_core(stall_seed: u64, stall_script: &[u8], t: &[CoreTxn]) -> Result<Option<ReplayFile>, CosimError> {
     let o = RunOpts {
         stall_seed,
         max_stall_phase: Some(FUZZ_MAX_STALL_PHASE),
+        stall_script,
         ..Default::default()
     };
     let t: Vec<_> = t.iter().map(|x| x.normalized()).collect();
