@@ -27,12 +27,14 @@ pub struct Stalls {
     script: Vec<u8>,
     /// Next byte of `script`.
     pos: usize,
+    /// Clocks of this round of `script` in phases that stall.
+    stalled: u32,
 }
 
 /// Longest stall script a fuzz input carries, in phases (it repeats when it runs out).
 pub const MAX_STALL_SCRIPT: usize = 32;
 
-/// Clocks at full speed after each round of a stall script.
+/// Fewest clocks at full speed after each round of a stall script.
 const SCRIPT_ROUND_CLOCKS: u32 = 16;
 
 /// (valid %, ready %) of a script byte's top four bits: full speed, back-pressure, starvation,
@@ -68,10 +70,12 @@ impl Stalls {
     }
 
     /// Phases taken from `script`, from byte `start` on, instead of drawn: a byte's low four
-    /// bits give the length (1 + 4n clocks, 1..=61), its top four the valid and ready rates
+    /// bits give the length (1 + 2n clocks, 1..=31), its top four the valid and ready rates
     /// ([`SCRIPT_MODES`]); `seed` still draws the bubbles inside a phase. So the fuzzer places
-    /// back-pressure where it wants it. Each round of the script ends with 16 clocks at full
-    /// speed, and it starts again. An empty script: [`Stalls::capped`].
+    /// back-pressure where it wants it. Each round of the script ends with a phase at full
+    /// speed as long as the round's stalling phases (at least 16 clocks), and it starts again:
+    /// a script of nothing but stalls cannot hold the block up, nor make an input's clocks
+    /// mostly idle ones. An empty script: [`Stalls::capped`].
     pub fn scripted(seed: u64, max_phase: Option<u32>, script: &[u8], start: usize) -> Self {
         Self {
             rng: Rng::new(seed ^ 0x5741_4C4C),
@@ -81,6 +85,7 @@ impl Stalls {
             max_phase: max_phase.unwrap_or(u32::MAX).max(1),
             script: script.to_vec(),
             pos: start,
+            stalled: 0,
         }
     }
 
@@ -113,9 +118,13 @@ impl Stalls {
                 match self.script.get(k) {
                     Some(&b) => {
                         let (pv, pr) = SCRIPT_MODES[usize::from(b >> 4)];
-                        (1 + 4 * u32::from(b & 0x0F), pv, pr)
+                        let len = 1 + 2 * u32::from(b & 0x0F);
+                        if pv < 100 || pr < 100 {
+                            self.stalled = self.stalled.saturating_add(len);
+                        }
+                        (len, pv, pr)
                     }
-                    None => (SCRIPT_ROUND_CLOCKS, 100, 100),
+                    None => (core::mem::take(&mut self.stalled).max(SCRIPT_ROUND_CLOCKS), 100, 100),
                 }
             };
             self.left = len.min(self.max_phase);
@@ -418,26 +427,27 @@ mod tests {
     /// runs out, and under the cap.
     #[test]
     fn scripted_stall_phases() {
-        // 0x23: 13 clocks of back-pressure; 0x40: 1 clock of starvation; 0x0F: 61 at full speed
-        let mut s = Stalls::scripted(5, None, &[0x23, 0x40, 0x0F], 0);
+        // 0x2B: 23 clocks of back-pressure; 0x40: 1 clock of starvation; 0x0F: 31 at full
+        // speed; the round's end: 24 at full speed (the stalled clocks)
+        let mut s = Stalls::scripted(5, None, &[0x2B, 0x40, 0x0F], 0);
         let mut want = Vec::new();
         for _ in 0..2 {
-            want.extend([(true, false); 13]);
+            want.extend([(true, false); 23]);
             want.push((false, true));
-            want.extend([(true, true); 61 + 16]);
+            want.extend([(true, true); 31 + 24]);
         }
         let got: Vec<_> = (0..want.len()).map(|_| s.next()).collect();
         assert_eq!(got, want);
-        // a cap of 8 cuts the 61-clock phase and the round's end; a start of 1 begins with
-        // starvation
-        let mut c = Stalls::scripted(5, Some(8), &[0x23, 0x40, 0x0F], 1);
+        // a cap of 8 cuts the long phases; a start of 1 begins with starvation, and the first
+        // round's end is the 16-clock minimum (one stalled clock)
+        let mut c = Stalls::scripted(5, Some(8), &[0x2B, 0x40, 0x0F], 1);
         let got: Vec<_> = (0..25).map(|_| c.next()).collect();
         let mut want = vec![(false, true)];
         want.extend([(true, true); 16]);
         want.extend([(true, false); 8]);
         assert_eq!(got, want);
-        // nothing but back-pressure still lets records out
-        let mut b = Stalls::scripted(5, None, &[0x2F], 0);
-        assert!((0..200).filter(|_| b.next().1).count() >= 32);
+        // nothing but back-pressure: half the clocks still take records
+        let mut b = Stalls::scripted(5, None, &[0x2F, 0x6F], 0);
+        assert_eq!((0..124).filter(|_| b.next().1).count(), 62);
     }
 }
