@@ -73,9 +73,10 @@ impl Stalls {
     /// bits give the length (1 + 2n clocks, 1..=31), its top four the valid and ready rates
     /// ([`SCRIPT_MODES`]); `seed` still draws the bubbles inside a phase. So the fuzzer places
     /// back-pressure where it wants it. Each round of the script ends with a phase at full
-    /// speed as long as the round's stalling phases (at least 16 clocks), and it starts again:
-    /// a script of nothing but stalls cannot hold the block up, nor make an input's clocks
-    /// mostly idle ones. An empty script: [`Stalls::capped`].
+    /// speed twice as long as the round's stalling phases (at least 16 clocks), and it starts
+    /// again: a script of nothing but stalls cannot hold the block up, and at most a third of
+    /// an input's clocks stall (what a fuzz input costs is its clocks). An empty script:
+    /// [`Stalls::capped`].
     pub fn scripted(seed: u64, max_phase: Option<u32>, script: &[u8], start: usize) -> Self {
         Self {
             rng: Rng::new(seed ^ 0x5741_4C4C),
@@ -124,7 +125,13 @@ impl Stalls {
                         }
                         (len, pv, pr)
                     }
-                    None => (core::mem::take(&mut self.stalled).max(SCRIPT_ROUND_CLOCKS), 100, 100),
+                    None => (
+                        core::mem::take(&mut self.stalled)
+                            .saturating_mul(2)
+                            .max(SCRIPT_ROUND_CLOCKS),
+                        100,
+                        100,
+                    ),
                 }
             };
             self.left = len.min(self.max_phase);
@@ -428,13 +435,13 @@ mod tests {
     #[test]
     fn scripted_stall_phases() {
         // 0x2B: 23 clocks of back-pressure; 0x40: 1 clock of starvation; 0x0F: 31 at full
-        // speed; the round's end: 24 at full speed (the stalled clocks)
+        // speed; the round's end: 48 at full speed (twice the stalled clocks)
         let mut s = Stalls::scripted(5, None, &[0x2B, 0x40, 0x0F], 0);
         let mut want = Vec::new();
         for _ in 0..2 {
             want.extend([(true, false); 23]);
             want.push((false, true));
-            want.extend([(true, true); 31 + 24]);
+            want.extend([(true, true); 31 + 48]);
         }
         let got: Vec<_> = (0..want.len()).map(|_| s.next()).collect();
         assert_eq!(got, want);
@@ -446,8 +453,8 @@ mod tests {
         want.extend([(true, true); 16]);
         want.extend([(true, false); 8]);
         assert_eq!(got, want);
-        // nothing but back-pressure: half the clocks still take records
+        // nothing but back-pressure: two thirds of the clocks still take records
         let mut b = Stalls::scripted(5, None, &[0x2F, 0x6F], 0);
-        assert_eq!((0..124).filter(|_| b.next().1).count(), 62);
+        assert_eq!((0..186).filter(|_| b.next().1).count(), 124);
     }
 }
