@@ -99,6 +99,16 @@ impl CosimConfig<'_> {
             progress: None,
         }
     }
+
+    /// Options that reproduce this run's stall pattern (seed, cap, script), nothing else.
+    fn stall_opts(&self) -> RunOpts<'_> {
+        RunOpts {
+            stall_seed: self.seed,
+            max_stall_phase: self.max_stall_phase,
+            stall_script: &self.stall_script,
+            ..Default::default()
+        }
+    }
 }
 
 /// The rust-hdl side-by-side figures.
@@ -259,11 +269,9 @@ fn lockstep<T: Clone + Serialize>(
     hdl: &Runner<T>,
 ) -> Result<CosimReport, CosimError> {
     let opts = RunOpts {
-        stall_seed: cfg.seed,
-        max_stall_phase: cfg.max_stall_phase,
-        stall_script: &cfg.stall_script,
         trace: cfg.vcd.clone().map(|p| (p, 0)),
         progress: cfg.progress,
+        ..cfg.stall_opts()
     };
     let res = main(txns, &opts)?;
     let mut rep = CosimReport {
@@ -296,12 +304,7 @@ fn lockstep<T: Clone + Serialize>(
     if cfg.compare_prefix > 0 && cfg.backend == BackendKind::Verilator {
         let k = cfg.compare_prefix.min(txns.len());
         let prefix = &txns[..k];
-        let ropts = RunOpts {
-            stall_seed: cfg.seed,
-            max_stall_phase: cfg.max_stall_phase,
-            stall_script: &cfg.stall_script,
-            ..Default::default()
-        };
+        let ropts = cfg.stall_opts();
         let h = hdl(prefix, &ropts)?;
         let cps = h.cycles as f64 / h.wall_s.max(1e-9);
         rep.rusthdl = Some(Comparison {
@@ -324,12 +327,7 @@ fn artifacts<T: Clone + Serialize>(
     m: &Mismatch,
     verilated: &Runner<T>,
 ) -> Result<(PathBuf, Option<PathBuf>, usize), CosimError> {
-    let opts = RunOpts {
-        stall_seed: cfg.seed,
-        max_stall_phase: cfg.max_stall_phase,
-        stall_script: &cfg.stall_script,
-        ..Default::default()
-    };
+    let opts = cfg.stall_opts();
     let upto = (m.index + 1).min(txns.len());
     let fails = |c: &[T]| matches!(verilated(c, &opts), Ok(r) if r.mismatch.is_some());
     let base: Vec<T> = if fails(&txns[..upto]) {
@@ -365,11 +363,8 @@ fn artifacts<T: Clone + Serialize>(
     let traced = verilated(
         &small,
         &RunOpts {
-            stall_seed: cfg.seed,
-            max_stall_phase: cfg.max_stall_phase,
-            stall_script: &cfg.stall_script,
             trace: Some((vcd.clone(), from)),
-            progress: None,
+            ..cfg.stall_opts()
         },
     );
     let vcd = traced.ok().map(|_| vcd);
@@ -490,13 +485,13 @@ fn parse_txns<T: DeserializeOwned>(path: &Path, v: &serde_json::Value) -> Result
 /// Rerun a replay file on Verilator (optionally with a VCD of the whole replay). The report's
 /// `mismatch` is the replay's own result.
 pub fn replay(path: &Path, vcd: Option<PathBuf>) -> Result<CosimReport, CosimError> {
-    let f = ReplayFile::read(path)?;
+    let mut f = ReplayFile::read(path)?;
     let block: BlockName = f.block.parse()?;
     let mut cfg = CosimConfig::new(block, 0, f.stall_seed);
     cfg.vcd = vcd;
     cfg.mutant = f.mutant;
     cfg.max_stall_phase = f.max_stall_phase;
-    cfg.stall_script = f.stall_script.clone();
+    cfg.stall_script = std::mem::take(&mut f.stall_script);
     // a replay reproduces; it writes no new artifacts
     cfg.shrink_budget = 0;
     cfg.artifacts = std::env::temp_dir().join("mroce-cosim-replay");
