@@ -87,6 +87,12 @@ else
   echo "installing rust target $RV_TARGET"
   try 3 rustup target add "$RV_TARGET" || warn "rust target $RV_TARGET"
 fi
+if cargo clippy --version >/dev/null 2>&1; then
+  echo "ok: clippy present"
+else
+  echo "installing clippy (the test command lints with it)"
+  try 3 rustup component add clippy || warn "clippy"
+fi
 if rustup toolchain list | grep -q '^nightly'; then
   echo "ok: nightly toolchain present"
 else

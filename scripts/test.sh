@@ -15,6 +15,9 @@ step() { # step TITLE CMD...: header, run, and report how long it took
 
 step "setup" bash scripts/setup.sh
 step "build (release, all targets)" cargo build --workspace --all-targets --release
+# lints every crate and target of the workspace; a warning fails the run (reuses the build's
+# build-script outputs, so Verilator does not run again)
+step "lint (clippy, warnings are errors)" cargo clippy --workspace --all-targets --release -- -D warnings
 step "firmware image (riscv32imc) and section sizes" bash scripts/firmware-size.sh
 step "test (release)" cargo test --workspace --release "$@"
 # the release profile wraps on integer overflow; the model's own tests run once more in a debug

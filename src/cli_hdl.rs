@@ -217,7 +217,7 @@ fn stat_count(stat: &str, cell: &str) -> u64 {
                 .then(|| it.next().and_then(|n| n.parse().ok()))
                 .flatten()
         })
-        .last()
+        .next_back()
         .unwrap_or(0)
 }
 
@@ -228,7 +228,7 @@ fn estimate(out: &Path, blocks: &[String], freq: f64, seed: u64, json: bool) -> 
     let mut rows = vec![];
     for f in &files {
         let name = f.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
-        if !blocks.is_empty() && !blocks.iter().any(|b| *b == name) {
+        if !blocks.is_empty() && !blocks.contains(&name) {
             continue;
         }
         // yowasp tools run in a WebAssembly sandbox that sees the working directory only:
@@ -269,8 +269,7 @@ fn estimate(out: &Path, blocks: &[String], freq: f64, seed: u64, json: bool) -> 
         )?;
         let fmax = log
             .lines()
-            .filter(|l| l.contains("Max frequency for clock"))
-            .last()
+            .rfind(|l| l.contains("Max frequency for clock"))
             .and_then(|l| l.split("': ").nth(1))
             .and_then(|s| s.split_whitespace().next())
             .and_then(|s| s.parse().ok())

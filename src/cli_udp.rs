@@ -666,7 +666,7 @@ fn listener_step(
         return Some(report(s, nic, Some(e)));
     }
     if let Phase::Verify { at } = s.phase {
-        let Some(dst) = s.dst else { return None };
+        let dst = s.dst?;
         let region = nic.region(dst).ok()?;
         let end = (at + VERIFY_CHUNK).min(region.len());
         if let Some(k) = pattern::first_mismatch(s.seed, at as u64, &region[at..end]) {

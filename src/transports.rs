@@ -165,6 +165,19 @@ fn rocev2_retries_spanning(rto_ns: u64, span_ns: u64) -> u32 {
     u32::try_from(u64::from(MAX_BACKOFF) + 1 + more).unwrap_or(u32::MAX)
 }
 
+/// Whether [`make_transport`] can build `kind` in this build.
+pub fn is_available(kind: TransportKind) -> bool {
+    !matches!(
+        make_transport(
+            kind,
+            NicAddr::with_planes([2, 0, 0, 0, 0, 1], [10, 0, 0, 1], 1),
+            0,
+            &TransportParams::default()
+        ),
+        Err(FactoryError::Unavailable(_))
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::rocev2_retries_spanning;
@@ -179,17 +192,4 @@ mod tests {
         assert_eq!(rocev2_retries_spanning(50_000, 5_000_000_000), 7 + 1561);
         assert_eq!(rocev2_retries_spanning(1, u64::MAX), u32::MAX);
     }
-}
-
-/// Whether [`make_transport`] can build `kind` in this build.
-pub fn is_available(kind: TransportKind) -> bool {
-    !matches!(
-        make_transport(
-            kind,
-            NicAddr::with_planes([2, 0, 0, 0, 0, 1], [10, 0, 0, 1], 1),
-            0,
-            &TransportParams::default()
-        ),
-        Err(FactoryError::Unavailable(_))
-    )
 }

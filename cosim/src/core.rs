@@ -274,13 +274,7 @@ impl Reference {
             a if a == csr::TX_OPS => self.csr.tx_ops,
             a if a == csr::SEL_OPS => self.csr.sel_ops,
             a if a == csr::SEL_CMD_ARG => self.csr.cmd_arg,
-            a if a == csr::SEL_CMD => {
-                if pending {
-                    1 << 31
-                } else {
-                    0
-                }
-            }
+            a if a == csr::SEL_CMD => u32::from(pending) << 31,
             a if a == csr::SCRATCH => self.csr.scratch,
             a if a == csr::CAPS => csr::CAPS_VALUE,
             a if a == csr::FAULT => self.csr.fault,
@@ -832,7 +826,7 @@ pub fn core_stream(seed: u64, n: usize) -> Vec<CoreTxn> {
             },
             96 => CoreTxn::CsrWrite {
                 addr: csr::CONTROL,
-                data: rng.below(2) * csr::CONTROL_ROOM_FROM_SCOREBOARD | (rng.next() & !1 & 0xF0),
+                data: (rng.below(2) * csr::CONTROL_ROOM_FROM_SCOREBOARD) | (rng.next() & !1 & 0xF0),
             },
             97 => CoreTxn::CsrWrite {
                 addr: csr::SCRATCH,

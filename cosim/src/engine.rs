@@ -100,6 +100,7 @@ impl Stalls {
 
     /// (offer valid, out_ready) for the next cycle.
     #[inline]
+    #[allow(clippy::should_implement_trait)] // endless: never None, so not an Iterator
     pub fn next(&mut self) -> (bool, bool) {
         if self.left == 0 {
             let (len, pv, pr) = if self.script.is_empty() {

@@ -205,6 +205,8 @@ fn rusthdl_backend_agrees_on_a_prefix() {
 /// The Verilated decode of packed struct ports uses rust-hdl's LogicStruct layout: pack
 /// distinct field values with rust-hdl's own `From<struct> for Bits`, decode from words.
 #[test]
+// one field set per line, so each packed value is easy to read against the layout
+#[allow(clippy::field_reassign_with_default)]
 fn packed_struct_layout_is_rust_hdl_s() {
     fn words<const N: usize>(b: Bits<N>) -> Vec<u32> {
         (0..N.div_ceil(32))

@@ -10,6 +10,8 @@ pub struct LutRam<D: Synth, const N: usize> {
     pub write_address: Signal<In, Bits<N>>,
     pub write_data: Signal<In, D>,
     pub write_enable: Signal<In, bool>,
+    // boxed so the block's struct stays small in the rust-hdl simulator's tree of blocks
+    #[allow(clippy::box_collection)]
     _sim: Box<BTreeMap<Bits<N>, D>>,
 }
 

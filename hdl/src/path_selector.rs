@@ -533,7 +533,8 @@ impl Default for PathSelectorHw {
 }
 
 // The IF16 / IF8 / IF4 loops of the other configurations have no trips here (on purpose).
-#[allow(clippy::reversed_empty_ranges)]
+// Nested ifs stay nested: hdl_gen writes them into the Verilog as written.
+#[allow(clippy::reversed_empty_ranges, clippy::collapsible_if)]
 impl Logic for PathSelectorHw {
     #[hdl_gen]
     fn update(&mut self) {

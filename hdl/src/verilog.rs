@@ -278,7 +278,7 @@ fn hoist_register_outputs(v: &str) -> String {
                 continue;
             }
             if l.trim() == "always @(*) begin" {
-                out.extend(assigns.drain(..));
+                out.append(&mut assigns);
             }
             out.push(l.to_string());
         }

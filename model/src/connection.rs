@@ -944,13 +944,9 @@ impl Connection {
         let peer_conn = self.peer_conn;
         let addrs = self.frame_addrs(local, sp.plane, sp.entropy);
         let more_queued = !self.retx.is_empty();
-        let Some(st) = self.streams_tx.get_mut(chunk.stream as usize) else {
-            return None;
-        };
+        let st = self.streams_tx.get_mut(chunk.stream as usize)?;
         let idx = chunk.msg_seq.wrapping_sub(st.base_seq) as usize;
-        let Some(m) = st.msgs.get_mut(idx) else {
-            return None;
-        };
+        let m = st.msgs.get_mut(idx)?;
         if !is_retx {
             m.next_chunk += 1;
         }
@@ -1023,7 +1019,7 @@ impl Connection {
         // window or ahead of what we sent cannot come from the peer.
         let ahead = a.base.wrapping_sub(st.una);
         let behind = st.una.wrapping_sub(a.base);
-        let aligned = ahead % SACK_WORD_BITS as u32 == 0;
+        let aligned = ahead.is_multiple_of(SACK_WORD_BITS as u32);
         let plausible = if seq::is_negative(ahead) {
             behind as usize <= crate::params::SACK_BITS
         } else {
@@ -1458,7 +1454,7 @@ impl Connection {
             return Placement::Refuse;
         }
         let last = sdh.offset.checked_add(len) == Some(sdh.msg_len);
-        if sdh.offset % mtu != 0 || len > mtu || (len != mtu && !last) {
+        if !sdh.offset.is_multiple_of(mtu) || len > mtu || (len != mtu && !last) {
             ctx.counters.invalid_requests += 1;
             return Placement::Nak(wire::nak::REMOTE_INVALID);
         }

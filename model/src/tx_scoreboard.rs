@@ -154,7 +154,7 @@ impl TxScoreboard {
             ..Default::default()
         };
         let d = word_psn.wrapping_sub(st.una);
-        if d as usize % SACK_WORD_BITS != 0 {
+        if !(d as usize).is_multiple_of(SACK_WORD_BITS) {
             r.forged = true;
         } else if !seq::is_negative(d) && (d as usize) < SACK_BITS {
             let w = (st.head as usize + d as usize / SACK_WORD_BITS) % SACK_WORDS;

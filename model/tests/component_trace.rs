@@ -19,7 +19,7 @@ fn lossy_transfer_trace_replays_exactly() {
         trace_components: true,
         ..EndpointConfig::default()
     };
-    let mut l = Link::new(21, cfg.clone(), cfg, random_loss(0.05));
+    let mut l = Link::new(21, cfg, cfg, random_loss(0.05));
     write_transfer(&mut l, 1 << 20, 21);
     let a = l.a.connection_mut(1).expect("connection 1 on A").take_component_calls();
     let b = l.b.connection_mut(1).expect("connection 1 on B").take_component_calls();
@@ -52,7 +52,7 @@ fn a_wrong_result_is_reported_with_its_index() {
         trace_components: true,
         ..EndpointConfig::default()
     };
-    let mut l = Link::new(23, cfg.clone(), cfg, random_loss(0.0));
+    let mut l = Link::new(23, cfg, cfg, random_loss(0.0));
     write_transfer(&mut l, 64 << 10, 23);
     let mut calls = l.a.connection_mut(1).expect("conn").take_component_calls();
     let i = calls

@@ -43,7 +43,7 @@ fn loss_of_each_packet_type() {
         let inj: Injector = Box::new(move |_, f, _| {
             if opcode(f) == op {
                 seen += 1;
-                if seen <= 3 || seen % 7 == 0 {
+                if seen <= 3 || seen.is_multiple_of(7) {
                     return Fate::Drop;
                 }
             }

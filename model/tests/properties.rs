@@ -256,7 +256,7 @@ fn tracker_new_at_most_once() {
                 assert!((psn.wrapping_sub(base) as usize) < SACK_BITS);
             }
             if let Some(a) = r.ack {
-                assert_eq!(a.pkt_count > 0, true);
+                assert!(a.pkt_count > 0);
                 assert_eq!(t.pending(path), 0);
             }
         }

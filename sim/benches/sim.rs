@@ -63,6 +63,8 @@ impl Null {
         }
     }
 
+    // the frame's header fields, one argument each
+    #[allow(clippy::too_many_arguments)]
     fn frame(&self, buf: &mut [u8], peer: &NicAddr, plane: u8, op: u8, conn: u32, a: u32, b: u32, len: usize) -> usize {
         let p = plane as usize;
         buf[..len].fill(0);

@@ -567,7 +567,7 @@ pub fn thread_cpu_s() -> Option<f64> {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    (rc == 0).then(|| ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+    (rc == 0).then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
 }
 
 impl<'a> Sim<'a> {
@@ -1538,7 +1538,7 @@ impl<'a> Sim<'a> {
                 EV_TIMER => self.on_timer(ev.arg() as usize, ev.t),
                 _ => self.on_ctl(ev.arg() as usize),
             }
-            if self.events % PROGRESS_EVERY == 0 {
+            if self.events.is_multiple_of(PROGRESS_EVERY) {
                 if let Some(p) = progress.as_mut() {
                     p(Progress {
                         sim_ns: if self.phase == Phase::Running {

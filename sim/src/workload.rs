@@ -169,7 +169,7 @@ pub fn region_seed(seed: u64, nic: u32, region: u16) -> u64 {
 
 fn split(bytes: u64, rails: usize) -> Result<u64, String> {
     let r = rails as u64;
-    if bytes == 0 || bytes % (8 * r) != 0 {
+    if bytes == 0 || !bytes.is_multiple_of(8 * r) {
         return Err(format!(
             "{bytes} bytes do not split into {rails} rails of whole 8-byte words"
         ));
@@ -212,6 +212,8 @@ impl Workload {
     }
 
     /// Each host sends `bytes` to `perm[h]` (one logical flow per host).
+    // h names a host on both sides of perm[h], so it stays an index
+    #[allow(clippy::needless_range_loop)]
     pub fn permutation(l: Layout, perm: &[usize], bytes: u64, seed: u64) -> Result<Self, String> {
         let per = split(bytes, l.rails)?;
         let mut w = Self::empty("permutation", l);
@@ -347,6 +349,8 @@ impl Workload {
     /// Ring all-reduce of `bytes` per host (reduce-scatter then all-gather, 2(N-1) steps of
     /// `bytes / N`), reducing by XOR. Each host receives reduce-scatter chunks into `slots`
     /// staging slots; a step is posted when the chunk it forwards has landed and reduced.
+    // i is a ring position: conns[i], its neighbours and its chunk are all computed from it
+    #[allow(clippy::needless_range_loop)]
     pub fn ring_allreduce(l: Layout, bytes: u64, seed: u64, slots: usize) -> Result<Self, String> {
         let n = l.hosts;
         let per = split(bytes, l.rails)?;
@@ -558,7 +562,7 @@ impl Workload {
     /// `bytes`, all posted at once.
     pub fn connections(l: Layout, per_host: usize, bytes: u64, seed: u64) -> Result<Self, String> {
         let n = l.hosts;
-        if bytes == 0 || bytes % 8 != 0 || bytes > u64::from(u32::MAX) {
+        if bytes == 0 || !bytes.is_multiple_of(8) || bytes > u64::from(u32::MAX) {
             return Err("connection bytes must be a positive multiple of 8 below 4 GiB".into());
         }
         let mut w = Self::empty("connections", l);

@@ -19,7 +19,7 @@ pub fn fill(seed: u64, offset: u64, buf: &mut [u8]) {
     let mut a = offset;
     let mut i = 0;
     // Unaligned head.
-    while i < buf.len() && a % 8 != 0 {
+    while i < buf.len() && !a.is_multiple_of(8) {
         buf[i] = word(seed, a / 8).to_le_bytes()[(a % 8) as usize];
         i += 1;
         a += 1;
