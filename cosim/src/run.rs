@@ -3,7 +3,7 @@
 //! VCD of the last cycles) and replays.
 use crate::bench::{RxBench, SelBench, StreamBench, TxBench};
 use crate::core::{core_preamble, core_stream, run_core, run_core_from, CoreStart, CoreTxn};
-use crate::engine::{run_stream, shrink, Mismatch, ReplayFile, RunOpts, RunResult, Timer};
+use crate::engine::{run_stream, shrink, Mismatch, ReplayFile, RunOpts, RunResult, Timer, MAX_STALL_SCRIPT};
 use crate::pins::{
     PathSelectorPins, RustHdl, RxTrackerMutantPins, RxTrackerPins, TransportCorePins, TxScoreboardPins, Verilated,
 };
@@ -606,6 +606,33 @@ pub fn check_core(stall_seed: u64, stall_script: &[u8], t: &[CoreTxn]) -> Result
 /// operations, and phases of up to 2,000 clocks (the random streams' pattern) made most of its
 /// clocks idle ones; 64 still fills every output FIFO (16 entries) behind a stalled consumer.
 pub const FUZZ_MAX_STALL_PHASE: u32 = 64;
+
+/// Operations per fuzz input: short runs keep the executions per second high.
+pub const FUZZ_MAX_OPS: usize = 160;
+
+/// One input `(stall seed, stall script, operations)` of an equivalence fuzz target
+/// (`fuzz/fuzz_targets/cosim_*.rs`): the script is clipped to [`MAX_STALL_SCRIPT`] bytes and the
+/// operations to [`FUZZ_MAX_OPS`], then `check` ([`check_rx`], [`check_tx`], [`check_sel`] or
+/// [`check_core`]) runs them. `Err` says how `block` differs from the model, with the replay
+/// file, or why the co-simulation could not run; the target panics with it.
+pub fn fuzz_equivalence<T>(
+    block: &str,
+    check: impl FnOnce(u64, &[u8], &[T]) -> Result<Option<ReplayFile>, CosimError>,
+    input: &(u64, Vec<u8>, Vec<T>),
+) -> Result<(), String> {
+    let (stall_seed, script, ops) = input;
+    let script = &script[..script.len().min(MAX_STALL_SCRIPT)];
+    let ops = &ops[..ops.len().min(FUZZ_MAX_OPS)];
+    match check(*stall_seed, script, ops) {
+        Ok(None) => Ok(()),
+        Ok(Some(replay)) => Err(format!(
+            "{block} differs from the model: {}\nreplay file (save as JSON, run `mroce cosim replay FILE`):\n{}",
+            replay.mismatch.as_ref().map_or(String::new(), |m| m.to_string()),
+            serde_json::to_string(&replay).unwrap_or_default()
+        )),
+        Err(e) => Err(format!("{block} co-simulation could not run: {e}")),
+    }
+}
 
 type AfterPreamble = (Verilated<TransportCorePins>, ModelState, CoreStart);
 
