@@ -107,6 +107,9 @@ struct CommonArgs {
     /// Paths per mroce connection.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=16))]
     paths: u16,
+    /// mroce acts on its path selector's ECN re-route verdict (true) or ignores it (false).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    ecn_reroute: bool,
     /// Payload bytes per packet.
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u16).range(256..=9000))]
     mtu: u16,
@@ -152,6 +155,7 @@ impl CommonArgs {
             },
             seed: self.seed,
             paths: self.paths,
+            ecn_reroute: self.ecn_reroute,
             mtu: self.mtu,
             transports: self.transports.clone(),
             time_limit_ns: self.time_limit_ms.map(|ms| (ms * 1e6).round() as u64),

@@ -244,3 +244,32 @@ fn cli_prints_the_summary_on_the_last_line_and_writes_files() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// `--ecn-reroute false`: mroce ignores its path selector's re-route verdicts, so no path moves
+/// for ECN; left on (the default), a permutation on a collided fabric moves some. The choice is
+/// recorded in the summary's params.
+#[test]
+fn ecn_reroute_can_be_switched_off() {
+    let p = experiments::LossSweep {
+        losses: vec![0.0],
+        // 1 MiB flows end before any queue marks; 4 MiB ones collide long enough
+        bytes_per_flow: 4 << 20,
+        ..Default::default()
+    };
+    let reroutes = |on: bool| {
+        let c = Common {
+            ecn_reroute: on,
+            transports: vec![mroce_sim::Kind::Mroce],
+            ..common()
+        };
+        let s = experiments::loss_sweep(&c, &p, &mut sim_factory, &mut NoHooks).unwrap();
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["params"]["ecn_reroute"], on);
+        assert_eq!(s.runs.len(), 1);
+        let r = &s.runs[0].1;
+        assert!(r.complete);
+        r.counter("ecn_reroutes")
+    };
+    assert!(reroutes(true) > 0);
+    assert_eq!(reroutes(false), 0);
+}

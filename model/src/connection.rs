@@ -330,6 +330,8 @@ pub struct Connection {
     rto_init_ns: u64,
     /// Path and plane health are decided by the control core ([`ControlOp`]), not here.
     firmware_health: bool,
+    /// Act on CREDIT's re-route verdict (`EndpointConfig::ecn_reroute`).
+    ecn_reroute: bool,
 }
 
 fn bit_test(v: &[u64], i: u32) -> bool {
@@ -423,6 +425,7 @@ impl Connection {
             rto_min_ns: crate::params::RTO_MIN_NS,
             rto_init_ns: crate::params::RTO_INIT_NS,
             firmware_health: false,
+            ecn_reroute: true,
         }
     }
 
@@ -487,6 +490,10 @@ impl Connection {
 
     /// Leave path/plane health decisions (health, re-rolls, plane up/down) to the control core;
     /// RTO expiry, retransmission, probes of paths that are not Up and credit stay here.
+    pub(crate) fn set_ecn_reroute(&mut self, on: bool) {
+        self.ecn_reroute = on;
+    }
+
     pub(crate) fn set_firmware_health(&mut self, on: bool) {
         self.firmware_health = on;
     }
@@ -1086,7 +1093,8 @@ impl Connection {
             lost,
             probes,
             ce: a.ecn_count > 0,
-        }) {
+        }) && self.ecn_reroute
+        {
             // under firmware health the control core re-routes on EVT_REROUTE
             if !self.firmware_health {
                 self.sel.request_reroll(path, ctx.rng.next_u32() as u16);

@@ -58,6 +58,10 @@ pub struct EndpointConfig {
     /// Path and plane health decisions belong to the NIC control core (firmware), which applies
     /// them with [`Endpoint::apply_control`]; connections keep RTOs, retransmission and probes.
     pub firmware_path_health: bool,
+    /// Act on the path selector's ECN re-route verdict (SPEC.md §8.4): move a path marked far
+    /// more than its siblings to a new entropy once drained. Off, the verdict is ignored. Under
+    /// `firmware_path_health` the control core makes that choice (`EVT_REROUTE`).
+    pub ecn_reroute: bool,
 }
 
 impl Default for EndpointConfig {
@@ -76,6 +80,7 @@ impl Default for EndpointConfig {
             rto_init_ns: crate::params::RTO_INIT_NS,
             trace_components: false,
             firmware_path_health: false,
+            ecn_reroute: true,
         }
     }
 }
@@ -380,6 +385,7 @@ impl Endpoint {
                 conn.rx_capacity_mbps = c.rx_capacity_mbps;
                 conn.set_rto_bounds(self.cfg.rto_min_ns, self.cfg.rto_init_ns);
                 conn.set_firmware_health(self.cfg.firmware_path_health);
+                conn.set_ecn_reroute(self.cfg.ecn_reroute);
                 let out = self.cm_reply(&conn, wire::opcode::MR_CONNECT_ACK, plane, 0);
                 self.conns[id as usize - 1] = Some(conn);
                 self.incoming.insert(key, id);
@@ -560,6 +566,7 @@ impl Transport for Endpoint {
         );
         conn.set_rto_bounds(self.cfg.rto_min_ns, self.cfg.rto_init_ns);
         conn.set_firmware_health(self.cfg.firmware_path_health);
+        conn.set_ecn_reroute(self.cfg.ecn_reroute);
         let out = CmOut {
             opcode: wire::opcode::MR_CONNECT,
             peer,

@@ -69,6 +69,8 @@ pub struct RunConfig {
     pub kind: Kind,
     /// Paths per connection (mroce).
     pub paths: u16,
+    /// mroce acts on ECN re-route verdicts (`EndpointConfig::ecn_reroute`).
+    pub ecn_reroute: bool,
     /// Payload bytes per packet.
     pub mtu: u16,
     /// Seed of every random choice.
@@ -94,6 +96,7 @@ impl RunConfig {
             fabric,
             kind,
             paths: mroce_model::params::PATHS as u16,
+            ecn_reroute: true,
             mtu: mroce_model::params::DEFAULT_MTU_PAYLOAD,
             seed,
             time_limit_ns: 1_000_000_000,
@@ -594,6 +597,7 @@ impl<'a> Sim<'a> {
                     mtu: cfg.mtu,
                     rx_capacity_mbps: (port_gbps * nports as f64 * 1000.0).round() as u32,
                     max_connections: conns_per_nic[nic as usize].max(16) + 16,
+                    ecn_reroute: cfg.ecn_reroute,
                 };
                 let t = factory(cfg.kind, addr, derive_seed(cfg.seed, 0x1C00_0000 | nic as u64), &params)?;
                 let port_plane: Vec<u8> = if spans {

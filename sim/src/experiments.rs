@@ -23,6 +23,8 @@ pub struct Common {
     pub seed: u64,
     /// Paths per connection (mroce).
     pub paths: u16,
+    /// mroce acts on ECN re-route verdicts (`EndpointConfig::ecn_reroute`).
+    pub ecn_reroute: bool,
     /// Payload bytes per packet.
     pub mtu: u16,
     /// Transports to run, in order.
@@ -41,6 +43,7 @@ impl Default for Common {
             fabric: FabricConfig::default(),
             seed: 1,
             paths: mroce_model::params::PATHS as u16,
+            ecn_reroute: true,
             mtu: mroce_model::params::DEFAULT_MTU_PAYLOAD,
             transports: Kind::ALL.to_vec(),
             time_limit_ns: None,
@@ -122,6 +125,7 @@ impl Ctx<'_, '_> {
     ) -> Result<RunReport, String> {
         let mut cfg = RunConfig::new(fabric.clone(), kind, self.c.seed);
         cfg.paths = self.c.paths;
+        cfg.ecn_reroute = self.c.ecn_reroute;
         cfg.mtu = self.c.mtu;
         cfg.time_limit_ns = self.c.time_limit_ns.unwrap_or(k.time_limit_ns);
         cfg.sample_ns = k.sample_ns;
@@ -149,7 +153,12 @@ impl Ctx<'_, '_> {
         Ok(r)
     }
 
-    fn summary(self, name: &str, t0: Instant, results: Vec<Value>, params: Value, acceptance: Value) -> Summary {
+    fn summary(self, name: &str, t0: Instant, results: Vec<Value>, mut params: Value, acceptance: Value) -> Summary {
+        // every experiment records the transport knobs it ran with
+        if let Value::Object(m) = &mut params {
+            m.entry("paths").or_insert(json!(self.c.paths));
+            m.entry("ecn_reroute").or_insert(json!(self.c.ecn_reroute));
+        }
         Summary {
             experiment: name.into(),
             seed: self.c.seed,

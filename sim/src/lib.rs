@@ -76,6 +76,8 @@ pub struct TransportParams {
     pub rx_capacity_mbps: u32,
     /// Connections the NIC must hold.
     pub max_connections: u32,
+    /// mroce acts on its path selector's ECN re-route verdict (`EndpointConfig::ecn_reroute`).
+    pub ecn_reroute: bool,
 }
 
 /// Builds one NIC: `(kind, addresses, seed, params)`.
@@ -96,6 +98,7 @@ pub fn model_factory(kind: Kind, addr: NicAddr, seed: u64, p: &TransportParams) 
                 mtu: p.mtu,
                 rx_capacity_mbps: p.rx_capacity_mbps,
                 max_connections: p.max_connections.max(EndpointConfig::default().max_connections),
+                ecn_reroute: p.ecn_reroute,
                 ..Default::default()
             },
             seed,
