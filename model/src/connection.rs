@@ -488,12 +488,13 @@ impl Connection {
         self.rto_init_ns = init_ns;
     }
 
-    /// Leave path/plane health decisions (health, re-rolls, plane up/down) to the control core;
-    /// RTO expiry, retransmission, probes of paths that are not Up and credit stay here.
+    /// Act on the path selector's ECN re-route verdicts (on) or ignore them (off).
     pub(crate) fn set_ecn_reroute(&mut self, on: bool) {
         self.ecn_reroute = on;
     }
 
+    /// Leave path/plane health decisions (health, re-rolls, plane up/down) to the control core;
+    /// RTO expiry, retransmission, probes of paths that are not Up and credit stay here.
     pub(crate) fn set_firmware_health(&mut self, on: bool) {
         self.firmware_health = on;
     }
