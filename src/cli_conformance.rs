@@ -4,8 +4,8 @@
 //! Text output: one row per case — `pass`, `fail` with the first difference, or `n/a` with
 //! the reason — then the summary `{target, passed, failed, not_applicable}` as JSON. With
 //! `--json`, one JSON object `{cases: [...], summary: {...}}` on stdout. On the udp target
-//! (real clock) a failed case is run once more by default (`--retries`); the failure of the
-//! first attempt is printed under the case's row.
+//! (real clock) a failed case is run up to three more times by default (`--retries`); the
+//! failures of the earlier attempts are printed under the case's row.
 //!
 //! Exit codes: 0 when no case failed, 1 when at least one failed, 2 for usage errors (unknown
 //! target or case id).
@@ -49,7 +49,7 @@ pub struct ConformanceArgs {
     /// Print one JSON object (cases and summary) instead of the table.
     #[arg(long)]
     json: bool,
-    /// Retry a failed case this many times [default: 1 for udp (real clock), 0 otherwise];
+    /// Retry a failed case this many times [default: 3 for udp (real clock), 0 otherwise];
     /// earlier failures are printed with the case.
     #[arg(long)]
     retries: Option<u32>,
