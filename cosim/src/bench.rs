@@ -1050,10 +1050,38 @@ pub fn sel_stream(seed: u64, n: usize) -> Vec<SelTxn> {
         planes: 1 + rng.below(8) as u8,
     }];
     while ops.len() < n {
-        ops.push(sel_random(&mut rng));
+        // about one operation in 1,024 starts a burst of ECN pressure on one path (~9% of the
+        // stream); the independent mix alone almost never cuts a full window below its flight
+        if rng.below(1024) == 0 {
+            sel_pressure_burst(&mut rng, &mut ops);
+        } else {
+            ops.push(sel_random(&mut rng));
+        }
     }
     ops.truncate(n);
     ops
+}
+
+/// Fill one path's window, then keep it full while mostly marked ACKs of one packet each raise
+/// its ECN alpha: the decreases that follow land with the window full, so the cut window is
+/// below the packets in flight and the path must close at once (the SELECT right after the
+/// credit), then reopen as credits drain the flight.
+pub fn sel_pressure_burst(rng: &mut Rng, ops: &mut Vec<SelTxn>) {
+    let path = rng.below(PATHS as u32) as u8;
+    let room = 1u16 << path;
+    for _ in 0..rng.range(8, 24) {
+        ops.push(SelTxn::Select { room });
+    }
+    for _ in 0..rng.range(10, 40) {
+        ops.push(SelTxn::Credit {
+            path,
+            acked: 1,
+            lost: 0,
+            probes: 0,
+            ce: rng.below(8) != 0,
+        });
+        ops.push(SelTxn::Select { room });
+    }
 }
 
 /// One random selector operation.

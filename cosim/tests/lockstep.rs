@@ -14,7 +14,7 @@ use mroce_csr as csr;
 use mroce_hdl::path_selector::SelOut;
 use mroce_hdl::rx_tracker::RxOut;
 use mroce_hdl::tx_scoreboard::TxOut;
-use mroce_model::params::{PATHS, PATH_BITS, SACK_BITS, SACK_WORDS, SACK_WORD_BITS};
+use mroce_model::params::{CWND_FRAC_BITS, PATHS, PATH_BITS, SACK_BITS, SACK_WORDS, SACK_WORD_BITS};
 use rust_hdl::prelude::*;
 
 fn verilator() -> bool {
@@ -138,10 +138,27 @@ fn random_streams_cover_the_corners() {
     assert!(recs.iter().filter(|r| r.lost != 0).count() > 100, "losses");
     let sel = sel_stream(1, 100_000);
     let mut m = SelBench::reference();
+    // an ECN decrease that leaves a path's window below its packets in flight (the window must
+    // close at once): counted on the reference as the stream runs
+    let mut cut_below = 0;
     let recs: Vec<SelRec> = sel
         .iter()
-        .map(|t| sel_expect(&mut m, &t.pins(true), t.pins(true).room))
+        .map(|t| {
+            let before = match t {
+                SelTxn::Credit { path, ce: true, .. } => Some((*path, m.path(*path).cwnd)),
+                _ => None,
+            };
+            let r = sel_expect(&mut m, &t.pins(true), t.pins(true).room);
+            if let Some((p, cw)) = before {
+                let s = m.path(p);
+                if s.cwnd < cw && u32::from(s.inflight) << CWND_FRAC_BITS >= s.cwnd {
+                    cut_below += 1;
+                }
+            }
+            r
+        })
         .collect();
+    assert!(cut_below > 30, "ECN decreases below the flight: {cut_below}");
     assert!(
         recs.iter().filter(|r| r.op == 0 && !r.ok).count() > 100,
         "refused selects"

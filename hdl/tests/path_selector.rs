@@ -289,6 +289,66 @@ fn decrease_shift_and_over_credit_back_to_back() {
     check(&ops, 5, 100, 100);
 }
 
+/// The window test right after a multiplicative decrease that takes the window below the packets
+/// in flight: the path must close at once (the next SELECT, back to back) and reopen exactly when
+/// enough credits bring the flight under the cut window. Random streams rarely reach this state
+/// (alpha starts at 0 and a cut seldom lands below the flight), so the stream is built against a
+/// live model that keeps two paths' windows full and sends marked ACKs one packet at a time;
+/// the test also asserts that the state was reached many times.
+#[test]
+fn window_closes_after_decrease_below_flight() {
+    let mut m = PathSelector::new(2, 1);
+    let mut ops = vec![Op::Init(2, 1)];
+    let (mut cuts_below, mut refused_after_cut, mut reopened) = (0, 0, 0);
+    let mut closed = [false; 2];
+    for round in 0..400u32 {
+        // keep both windows full
+        while m.select(u32::MAX).is_some() {
+            ops.push(Op::Select(u32::MAX));
+        }
+        ops.push(Op::Select(u32::MAX)); // refused: both full (or closed)
+        let p = (round % 2) as u8;
+        // mostly marked ACKs of one packet (alpha climbs, a cut per window); every eighth round
+        // on each path a clean ACK of three, so the windows regrow and the cuts continue
+        let ce = round % 16 < 14;
+        let acked = if ce { 1 } else { 3.min(m.path(p).inflight) };
+        let before = m.path(p).cwnd;
+        m.credit(&Credit {
+            path: p,
+            acked,
+            lost: 0,
+            probes: 0,
+            ce,
+        });
+        ops.push(Op::Credit(p, acked, 0, 0, ce));
+        let s = *m.path(p);
+        if s.cwnd < before && u32::from(s.inflight) << mroce_model::params::CWND_FRAC_BITS >= s.cwnd {
+            cuts_below += 1;
+            closed[p as usize] = true;
+            // back to back with the cut: only the other path (if open) may be chosen
+            let got = m.select(1 << p);
+            ops.push(Op::Select(1 << p));
+            if got.is_none() {
+                refused_after_cut += 1;
+            }
+        } else if closed[p as usize] && u32::from(s.inflight) << mroce_model::params::CWND_FRAC_BITS < s.cwnd {
+            // the credit that reopens the path, then a SELECT that only this path may take
+            closed[p as usize] = false;
+            let got = m.select(1 << p);
+            ops.push(Op::Select(1 << p));
+            if got == Some(p) {
+                reopened += 1;
+            }
+        }
+    }
+    assert!(
+        cuts_below >= 20 && refused_after_cut == cuts_below && reopened >= 10,
+        "cuts below the flight {cuts_below}, refused after them {refused_after_cut}, reopened {reopened}"
+    );
+    check(&ops, 7, 100, 100);
+    check(&ops, 8, 60, 40);
+}
+
 fn random_stream(seed: u64, n: usize) -> Vec<Op> {
     let mut rng = Lcg(seed);
     // a quarter to all of the paths enabled (4..=16 with 16 paths)
