@@ -2,8 +2,9 @@
 //! that applies passes; the others are n/a with a reason.
 //!
 //! Real sockets on a shared host: the IUT's timers keep running while the tester works, and
-//! before its first RTT sample a path's tail-loss probe fires 205 us after a send, so a
-//! descheduled tester can see an extra probe. A failed case is therefore run up to three more
+//! before its first RTT sample a path's tail-loss probe fires ~1 ms after a send (one
+//! pre-sample SRTT, `rto_init_ns` / 2, before the adapter's 2 ms initial RTO), so a tester
+//! descheduled longer can see an extra probe. A failed case is therefore run up to three more
 //! times (the adapter's default, as `mroce conformance --target udp` does); a real fault fails
 //! every time.
 

@@ -14,9 +14,10 @@
 //! CONNECTs from unknown addresses (the runtime's accept policy handles those first).
 //!
 //! Timers keep running while the tester works: before a path's first RTT sample its
-//! tail-loss probe fires 205 us after a send, which a descheduled tester may let interleave a
-//! scripted exchange. The adapter therefore asks for one retry of a failed case
-//! ([`Adapter::default_retries`]); the first failure is reported with the case.
+//! tail-loss probe fires ~1 ms after a send (the 2 ms initial RTO programmed below), which a
+//! descheduled tester may let interleave a scripted exchange. The adapter therefore asks for
+//! retries of a failed case ([`Adapter::default_retries`]); earlier failures are reported with
+//! the case.
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -141,8 +142,8 @@ impl Adapter for UdpAdapter {
     }
 
     // Up to three more runs of a failed case: on a loaded 2-core host one descheduled tester
-    // step (> 205 us) shows an extra probe, and one retry was seen failing the same way
-    // (2026-12-02); a real fault fails every run.
+    // step can show an extra probe or timer (before 2026-12-02 the pre-sample probe fired after
+    // 205 us, and one retry was seen failing the same way); a real fault fails every run.
     fn default_retries(&self) -> u32 {
         3
     }

@@ -824,12 +824,13 @@ impl Connection {
         None
     }
 
-    /// SRTT of a path, or `RTO_INIT_NS` / 2 before its first sample.
+    /// SRTT of a path, or the NIC's `rto_init_ns` / 2 before its first sample.
     fn srtt_or_init(&self, pi: usize) -> u64 {
         if self.rtt[pi].valid {
             u64::from(self.rtt[pi].srtt)
         } else {
-            crate::params::RTO_INIT_NS / 2
+            // the NIC's own initial RTO (a driver on a slower network programs a larger one)
+            self.rto_init_ns / 2
         }
     }
 
