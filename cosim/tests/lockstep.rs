@@ -14,7 +14,7 @@ use mroce_csr as csr;
 use mroce_hdl::path_selector::SelOut;
 use mroce_hdl::rx_tracker::RxOut;
 use mroce_hdl::tx_scoreboard::TxOut;
-use mroce_model::params::{CWND_FRAC_BITS, PATHS, PATH_BITS, SACK_BITS, SACK_WORDS, SACK_WORD_BITS};
+use mroce_model::params::{PATHS, PATH_BITS, SACK_BITS, SACK_WORDS, SACK_WORD_BITS};
 use rust_hdl::prelude::*;
 
 fn verilator() -> bool {
@@ -150,8 +150,7 @@ fn random_streams_cover_the_corners() {
             };
             let r = sel_expect(&mut m, &t.pins(true), t.pins(true).room);
             if let Some((p, cw)) = before {
-                let s = m.path(p);
-                if s.cwnd < cw && u32::from(s.inflight) << CWND_FRAC_BITS >= s.cwnd {
+                if m.path(p).cwnd < cw && !m.window_open(p) {
                     cut_below += 1;
                 }
             }

@@ -322,7 +322,7 @@ fn window_closes_after_decrease_below_flight() {
         });
         ops.push(Op::Credit(p, acked, 0, 0, ce));
         let s = *m.path(p);
-        if s.cwnd < before && u32::from(s.inflight) << mroce_model::params::CWND_FRAC_BITS >= s.cwnd {
+        if s.cwnd < before && !m.window_open(p) {
             cuts_below += 1;
             closed[p as usize] = true;
             // back to back with the cut: only the other path (if open) may be chosen
@@ -331,7 +331,7 @@ fn window_closes_after_decrease_below_flight() {
             if got.is_none() {
                 refused_after_cut += 1;
             }
-        } else if closed[p as usize] && u32::from(s.inflight) << mroce_model::params::CWND_FRAC_BITS < s.cwnd {
+        } else if closed[p as usize] && m.window_open(p) {
             // the credit that reopens the path, then a SELECT that only this path may take
             closed[p as usize] = false;
             let got = m.select(1 << p);

@@ -165,8 +165,9 @@ impl PathSelector {
             && self.planes_up & (1 << s.plane) != 0
     }
 
-    fn window_open(&self, p: usize) -> bool {
-        let s = &self.paths[p];
+    /// The path's congestion window has room for one more packet (one packet when Suspect).
+    pub fn window_open(&self, path: u8) -> bool {
+        let s = &self.paths[path as usize % PATHS];
         let cwnd = if s.health == PathHealth::Suspect {
             CWND_ONE
         } else {
@@ -182,7 +183,7 @@ impl PathSelector {
         }
         let mut m = 0;
         for p in 0..PATHS {
-            if room_mask & (1 << p) != 0 && self.eligible_health(p) && self.window_open(p) {
+            if room_mask & (1 << p) != 0 && self.eligible_health(p) && self.window_open(p as u8) {
                 m |= 1 << p;
             }
         }
