@@ -381,6 +381,7 @@ pub fn run(args: &SimArgs) -> ExitCode {
         SimCmd::Connections(a) => &a.common,
     };
     let common = c.common();
+    mroce_sim::engine::keep_freed_memory();
     let mut hooks = Bars {
         bar: None,
         quiet: false,
