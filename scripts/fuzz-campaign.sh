@@ -23,13 +23,13 @@ mkdir -p "$out"
 found=0
 for t in "${targets[@]}"; do
   # same sanitizer choice as scripts/fuzz-short.sh
-  san=address
-  [[ $t == cosim_* ]] && san=none
+  san=address features=--no-default-features
+  [[ $t == cosim_* ]] && san=none features=
   log="$out/$t.log"
   echo "fuzz campaign $t: ${secs} s, sanitizer $san, log $log" >&2
-  cargo +nightly fuzz build -s "$san" "$t" >&2
+  cargo +nightly fuzz build $features -s "$san" "$t" >&2
   status=0
-  cargo +nightly fuzz run -s "$san" "$t" -- -max_total_time="$secs" -print_final_stats=1 >"$log" 2>&1 || status=$?
+  cargo +nightly fuzz run $features -s "$san" "$t" -- -max_total_time="$secs" -print_final_stats=1 >"$log" 2>&1 || status=$?
   # libFuzzer's final statistics: total executions and the average rate over the whole run
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
