@@ -3,7 +3,7 @@
 # nextpnr -> pack, bitstream under target/synth/BOARD/), then checks that a bitstream was
 # written with timing met and prints the figures. Needs a release build and, for boards with
 # the control core, the firmware image (scripts/test.sh builds both first).
-# Usage: scripts/synth-check.sh [BOARD]   (default ulx3s; CI also builds colorlight-i5)
+# Usage: scripts/synth-check.sh [BOARD]   (default ulx3s, run outside CI; CI builds colorlight-i5)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 board=${1:-ulx3s}

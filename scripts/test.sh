@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Full check, as CI runs it: setup, release build of every target, tests, short fuzzing, and
-# one board synthesised end to end.
+# the smallest board synthesised end to end.
 # Usage: scripts/test.sh [ARGS...]   (ARGS are appended to `cargo test`, e.g. a test name filter)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."  # runnable from any cwd
@@ -25,10 +25,10 @@ step "test (release)" cargo test --workspace --release "$@"
 step "model tests (debug build: overflow checks on)" cargo test -p mroce-model
 step "fuzz (short, seeded)" bash scripts/fuzz-short.sh 20000
 step "hardware configurations (reduced, small): model components and HDL blocks" bash scripts/config-check.sh
-# the ULX3S top end to end (PicoRV32 + firmware + transport_core + self-test): bitstream with
-# timing met; about 8 minutes on 2 cores (454 s measured)
-step "board synthesis (ULX3S: yosys, nextpnr-ecp5, ecppack)" bash scripts/synth-check.sh ulx3s
-# the smallest board that holds the transport: Colorlight i5 (ECP5-25F), reduced configuration
-# with its own firmware image (built under target/config-reduced); about 7 minutes
+# the smallest board that holds the transport, end to end: Colorlight i5 (ECP5-25F), reduced
+# configuration with its own firmware image (built under target/config-reduced); 8-15 minutes.
+# The ULX3S (default configuration, 10-17 minutes) runs outside CI, which it pushed to ~81 of
+# its 90 minutes: bash scripts/synth-check.sh ulx3s   (its SoC is still simulated as built in
+# the tests above: tests/board_ulx3s.rs)
 step "board synthesis (Colorlight i5: reduced configuration)" bash scripts/synth-check.sh colorlight-i5
 section "all ok"
