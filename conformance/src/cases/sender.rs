@@ -150,7 +150,7 @@ pub fn cases() -> Vec<Case> {
         case(
             "C-8.4-16",
             "§8.4",
-            "Early tail-loss probe: an ACK of a frame sent more than ACK_DELAY_NS + min RTT / 4 after another path's newest frame makes that path's probe due at once",
+            "Early tail-loss probe: an ACK of a frame sent more than ACK_DELAY_NS + min RTT / 4 after another path's newest frame (min RTT / 4 if that frame asked for an immediate ACK and nothing is queued) makes that path's probe due at once",
             EXACT,
             early_tlp,
         ),
@@ -630,12 +630,18 @@ fn early_tlp(t: &mut Tester<'_>) -> R {
         pr.plane,
         pr.addrs.src_port,
     )?;
+    // The same ACK is evidence against B's path: B's trailing probe left 2 us before the probe
+    // that arrived and is unanswered. More than min RTT / 4 (0.5 us) but less than
+    // ACK_DELAY_NS + 0.5 us: it is probed at once only because that probe asked for an
+    // immediate ACK and nothing was queued when the ACK came.
+    let pb2 = t.expect_op(opcode::MR_PROBE, "early tail-loss PROBE of B's path (no ACK delay)")?;
+    check_eq!("probe path", pb2.mrh().unwrap().path, pb);
     let r = t.expect_data("retransmission after the probe's ACK")?;
     check!(r.is_retx(), "RETX flag");
     t.expect_op(opcode::MR_PROBE, "trailing probe behind the retransmission")?;
     t.expect_counters(
         &before,
-        &[("probes_sent", 2), ("losses_detected", 2), ("retransmits", 1)],
+        &[("probes_sent", 3), ("losses_detected", 2), ("retransmits", 1)],
     )?;
     Ok(())
 }
