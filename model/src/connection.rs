@@ -303,7 +303,7 @@ pub struct Connection {
     /// queue runs dry (SPEC.md §8.4).
     trail_owed: u32,
     /// Send time (low 32 bits of ns) of the newest data or probe frame of each path: the
-    /// evidence test of the early tail-loss probe (SPEC.md §8.3).
+    /// evidence test of the early tail-loss probe (SPEC.md §8.4).
     last_tx: [u32; PATHS],
     /// Bit p: path p's newest frame asked for an immediate ACK (a probe, or data with AckReq),
     /// so the early tail-loss probe need not allow for the receiver's ACK delay (SPEC.md §8.4).
@@ -1147,7 +1147,7 @@ impl Connection {
         self.complete_tx(ctx);
     }
 
-    /// Early tail-loss probe (RACK across paths, SPEC.md §8.3). The ACK of `path` shows that a
+    /// Early tail-loss probe (RACK across paths, SPEC.md §8.4). The ACK of `path` shows that a
     /// frame sent at `delivered` arrived. Paths are FIFO, so another path whose newest frame
     /// left more than a quarter of the minimum RTT (RACK's reordering window) before that,
     /// plus the ACK delay unless that frame asked for an immediate ACK, and still has PSNs
