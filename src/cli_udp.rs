@@ -111,6 +111,9 @@ struct Common {
     /// Frames pulled from the transport per loop turn before receiving again.
     #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..))]
     tx_budget: u32,
+    /// recvmmsg calls per plane socket per loop turn (at most) before timers and transmit run.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=64))]
+    rx_calls: u32,
     /// Keep busy-polling this long after the last activity before sleeping in ppoll, µs
     /// (0 = always sleep when idle: best on a loaded machine).
     #[arg(long, default_value_t = 50)]
@@ -236,6 +239,7 @@ fn nic_config(c: &Common, port: u16, accept: Accept) -> NicConfig {
         port,
         batch: usize::from(c.batch),
         tx_budget: c.tx_budget as usize,
+        rx_calls: c.rx_calls as usize,
         spin_ns: c.spin_us.saturating_mul(1000),
         impair: Impairment {
             loss: c.loss,

@@ -57,8 +57,9 @@ pub const FRAME_BUF_LEN: usize = 10_240;
 pub const DEFAULT_PORT: u16 = mroce_model::params::ROCEV2_UDP_PORT;
 /// Below this much time to the next deadline, the loop spins instead of sleeping.
 const SPIN_FLOOR_NS: u64 = 20_000;
-/// `recvmmsg` calls per plane socket per loop iteration (at most).
-const RX_CALLS: usize = 8;
+/// Stride of the page touch that pins a registered region (the smallest page size Linux
+/// uses on the targets we run on).
+const PAGE_BYTES: usize = 4096;
 /// A port that failed to bind is not retried for this long.
 const BIND_RETRY_NS: u64 = 100_000_000;
 /// Blast datagram magic (first 7 bytes); byte 7 is the kind.
@@ -90,6 +91,9 @@ pub struct NicConfig {
     pub batch: usize,
     /// Frames pulled from the transport per loop iteration before receiving again.
     pub tx_budget: usize,
+    /// `recvmmsg` calls per plane socket per loop iteration (at most) before timers and
+    /// transmit run: bounds how long ACKs wait behind a backlog of received data.
+    pub rx_calls: usize,
     /// Receive buffer of each plane socket, bytes.
     pub rcvbuf: usize,
     /// Send buffer of each path socket, bytes.
@@ -112,6 +116,7 @@ impl Default for NicConfig {
             port: DEFAULT_PORT,
             batch: 64,
             tx_budget: 128,
+            rx_calls: 8,
             rcvbuf: 64 << 20,
             sndbuf: 4 << 20,
             impair: Impairment::default(),
@@ -474,8 +479,20 @@ impl Nic {
     // ------------------------------------------------------------------------------------
 
     /// Register a zero-filled memory region of `len` bytes.
+    ///
+    /// Like `ibv_reg_mr`, registration pins the region: every page is written now, so that
+    /// placing a packet never takes the page fault of a first touch on the receive path.
     pub fn register(&mut self, len: usize, remote_write: bool) -> MrKey {
-        self.t.memory_mut().register(len, Access { remote_write })
+        let key = self.t.memory_mut().register(len, Access { remote_write });
+        if let Ok(r) = self.region_mut(key) {
+            for b in r.iter_mut().step_by(PAGE_BYTES) {
+                // Volatile: the allocator hands out zeroed pages the compiler may assume are
+                // already 0, and the point is the write fault itself.
+                // SAFETY: `b` is a valid, exclusive reference into the region.
+                unsafe { std::ptr::write_volatile(b, 0) };
+            }
+        }
+        key
     }
 
     /// Contents of a region.
@@ -669,7 +686,7 @@ impl Nic {
         let mut rxb = std::mem::replace(&mut self.rxb, RxBatch::new(0, 0, 0));
         let mut total = 0;
         for plane in 0..self.rx.len() {
-            for _ in 0..RX_CALLS {
+            for _ in 0..self.cfg.rx_calls.max(1) {
                 self.stats.rx_calls += 1;
                 let n = match rxb.recv(self.rx_fds[plane]) {
                     Ok(n) => n,

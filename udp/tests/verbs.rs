@@ -384,3 +384,28 @@ fn a_vanished_peer_ends_the_transfer_with_an_error() {
     assert!(failed > 0 && counter(&s.counters(), "peer_timeouts") == 1);
     assert!(s.silence_of(b_ip).is_some_and(|d| d >= Duration::from_millis(50)));
 }
+
+/// Registration pins the region, as `ibv_reg_mr` does: every page is resident before the
+/// first packet lands, so placement never takes a first-touch page fault (on a 2-core
+/// machine those faults made the receive phase long enough to fire spurious RTOs).
+#[test]
+fn a_registered_region_is_resident() {
+    let _g = serial();
+    let mut n = nic(Kind::Mroce, Ipv4Addr::new(127, 66, 0, 1), 1, Impairment::default());
+    let len = 8 << 20;
+    let key = n.register(len, true);
+    let r = n.region(key).expect("the region just registered");
+    assert_eq!(r.len(), len);
+    // SAFETY: sysconf has no preconditions.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).expect("page size");
+    // mincore wants a page-aligned start: take the first whole page inside the region.
+    let start = (r.as_ptr() as usize).next_multiple_of(page);
+    let end = (r.as_ptr() as usize + len) / page * page;
+    let pages = (end - start) / page;
+    let mut vec = vec![0u8; pages];
+    // SAFETY: [start, end) lies inside the live region; `vec` has one byte per page.
+    let rc = unsafe { libc::mincore(start as *mut libc::c_void, end - start, vec.as_mut_ptr()) };
+    assert_eq!(rc, 0, "mincore: {}", std::io::Error::last_os_error());
+    let resident = vec.iter().filter(|b| **b & 1 == 1).count();
+    assert_eq!(resident, pages, "{resident} of {pages} pages resident after register");
+}
