@@ -347,19 +347,24 @@ impl Workload {
     }
 
     /// Ring all-reduce of `bytes` per host (reduce-scatter then all-gather, 2(N-1) steps of
-    /// `bytes / N`), reducing by XOR. Each host receives reduce-scatter chunks into `slots`
-    /// staging slots; a step is posted when the chunk it forwards has landed and reduced.
+    /// `bytes / N`), reducing by XOR. Each step's chunk is sent as `slices` WRITEs, and slice
+    /// `k` of a step waits only for slice `k` of the step before it (the data it forwards), so
+    /// the steps pipeline as NCCL's ring does: with one slice a host's link idles for a hop's
+    /// latency at every step. Each host receives reduce-scatter chunks into `slots` staging
+    /// slots (a slice reuses its part of a slot once the slice before it there has landed).
     // i is a ring position: conns[i], its neighbours and its chunk are all computed from it
     #[allow(clippy::needless_range_loop)]
-    pub fn ring_allreduce(l: Layout, bytes: u64, seed: u64, slots: usize) -> Result<Self, String> {
+    pub fn ring_allreduce(l: Layout, bytes: u64, seed: u64, slots: usize, slices: usize) -> Result<Self, String> {
         let n = l.hosts;
         let per = split(bytes, l.rails)?;
-        if per % (8 * n as u64) != 0 {
+        let slices = slices.max(1);
+        if per % (8 * n as u64 * slices as u64) != 0 {
             return Err(format!(
-                "{bytes} bytes per host do not split into {n} chunks per rail of whole words"
+                "{bytes} bytes per host do not split into {n} chunks per rail of {slices} slices of whole words"
             ));
         }
         let c = per / n as u64;
+        let sl = c / slices as u64;
         let slots = slots.max(1);
         let mut w = Self::empty("all-reduce-ring", l);
         for nic in 0..l.nics() as u32 {
@@ -370,58 +375,63 @@ impl Workload {
         for r in 0..l.rails {
             let conns: Vec<u32> = (0..n).map(|i| w.conn(l.nic(i, r), l.nic((i + 1) % n, r))).collect();
             let base = w.flows.len() as u32;
-            let id = |i: usize, s: usize| base + (s * n + i) as u32;
+            // Flows in posting order: step by step, slice by slice, host by host.
+            let id = |i: usize, s: usize, k: usize| base + ((s * slices + k) * n + i) as u32;
             for s in 0..steps {
-                for i in 0..n {
-                    let prev = (i + n - 1) % n;
-                    let mut deps = Vec::new();
-                    if s > 0 {
-                        deps.push(Dep::Received(id(prev, s - 1)));
+                for k in 0..slices {
+                    let part = k as u64 * sl;
+                    for i in 0..n {
+                        let prev = (i + n - 1) % n;
+                        let mut deps = Vec::new();
+                        if s > 0 {
+                            deps.push(Dep::Received(id(prev, s - 1, k)));
+                        }
+                        let group = ((s * slices + k) * n + i) as u32;
+                        let f = if s < n - 1 {
+                            let chunk = (i + n - s) % n;
+                            if s >= slots {
+                                deps.push(Dep::Received(id(i, s - slots, k)));
+                            }
+                            let slot_off = (s % slots) as u64 * c + part;
+                            Flow {
+                                conn: conns[i],
+                                src_region: 0,
+                                src_off: chunk as u64 * c + part,
+                                len: sl as u32,
+                                dst_region: 1,
+                                dst_off: slot_off,
+                                deps,
+                                start_ns: 0,
+                                on_recv: OnRecv::Xor {
+                                    staging: 1,
+                                    staging_off: slot_off,
+                                    buf: 0,
+                                    buf_off: chunk as u64 * c + part,
+                                },
+                                group,
+                            }
+                        } else {
+                            let t = s - (n - 1);
+                            let chunk = (i + 1 + n - t) % n;
+                            // The receiver sent this slice at reduce-scatter step t: it must be
+                            // acknowledged before the slice is overwritten.
+                            deps.push(Dep::Sent(id((i + 1) % n, t, k)));
+                            Flow {
+                                conn: conns[i],
+                                src_region: 0,
+                                src_off: chunk as u64 * c + part,
+                                len: sl as u32,
+                                dst_region: 0,
+                                dst_off: chunk as u64 * c + part,
+                                deps,
+                                start_ns: 0,
+                                on_recv: OnRecv::None,
+                                group,
+                            }
+                        };
+                        let got = w.push(f);
+                        debug_assert_eq!(got, id(i, s, k));
                     }
-                    let f = if s < n - 1 {
-                        let chunk = (i + n - s) % n;
-                        if s >= slots {
-                            deps.push(Dep::Received(id(i, s - slots)));
-                        }
-                        let slot_off = (s % slots) as u64 * c;
-                        Flow {
-                            conn: conns[i],
-                            src_region: 0,
-                            src_off: chunk as u64 * c,
-                            len: c as u32,
-                            dst_region: 1,
-                            dst_off: slot_off,
-                            deps,
-                            start_ns: 0,
-                            on_recv: OnRecv::Xor {
-                                staging: 1,
-                                staging_off: slot_off,
-                                buf: 0,
-                                buf_off: chunk as u64 * c,
-                            },
-                            group: (s * n + i) as u32,
-                        }
-                    } else {
-                        let t = s - (n - 1);
-                        let chunk = (i + 1 + n - t) % n;
-                        // The receiver sent this chunk at reduce-scatter step t: it must be
-                        // acknowledged before the chunk is overwritten.
-                        deps.push(Dep::Sent(id((i + 1) % n, t)));
-                        Flow {
-                            conn: conns[i],
-                            src_region: 0,
-                            src_off: chunk as u64 * c,
-                            len: c as u32,
-                            dst_region: 0,
-                            dst_off: chunk as u64 * c,
-                            deps,
-                            start_ns: 0,
-                            on_recv: OnRecv::None,
-                            group: (s * n + i) as u32,
-                        }
-                    };
-                    let got = w.push(f);
-                    debug_assert_eq!(got, id(i, s));
                 }
             }
             let nics: Vec<u32> = (0..n).map(|h| l.nic(h, r)).collect();
@@ -433,7 +443,7 @@ impl Workload {
                 seeds,
             });
         }
-        w.groups = (steps * n) as u32;
+        w.groups = (steps * slices * n) as u32;
         Ok(w)
     }
 
@@ -718,7 +728,9 @@ mod tests {
         for rails in [1, 2] {
             for order in 0..8 {
                 let l = Layout { hosts: 8, rails };
-                dry_run(&Workload::ring_allreduce(l, 8 * 8 * 16 * 2, 1, 3).unwrap(), order);
+                dry_run(&Workload::ring_allreduce(l, 8 * 8 * 16 * 2, 1, 3, 1).unwrap(), order);
+                dry_run(&Workload::ring_allreduce(l, 8 * 8 * 16 * 2, 1, 3, 4).unwrap(), order);
+                dry_run(&Workload::ring_allreduce(l, 8 * 8 * 16 * 2, 1, 1, 2).unwrap(), order);
                 dry_run(&Workload::hd_allreduce(l, 8 * 8 * 16 * 2, 2).unwrap(), order);
                 dry_run(
                     &Workload::hd_allreduce(Layout { hosts: 16, rails }, 16 * 8 * 4 * 2, 2).unwrap(),
