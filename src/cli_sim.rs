@@ -190,10 +190,10 @@ struct CollectivesArgs {
     /// All-reduce: bytes per host.
     #[arg(long, default_value = "32MiB", value_parser = size_arg)]
     allreduce_bytes: u64,
-    /// Ring all-reduce: WRITEs per step (each a slice of the step's chunk, forwarded as soon
-    /// as it is reduced; 1 sends the whole chunk and waits for it at every step).
-    #[arg(long, default_value_t = experiments::RING_SLICES as u16, value_parser = clap::value_parser!(u16).range(1..=64))]
-    ring_slices: u16,
+    /// All-reduce (ring and hd): WRITEs per step, each a slice of the step's data that goes
+    /// as soon as the bytes it carries are reduced (1: whole steps, each waiting for the last).
+    #[arg(long, default_value_t = experiments::ALLREDUCE_SLICES as u16, value_parser = clap::value_parser!(u16).range(1..=64))]
+    allreduce_slices: u16,
     /// Random loss probability.
     #[arg(long, default_value_t = 0.001, value_parser = prob_arg)]
     loss: f64,
@@ -405,7 +405,7 @@ pub fn run(args: &SimArgs) -> ExitCode {
                 collectives: a.collectives.clone(),
                 a2a_bytes_per_pair: a.a2a_bytes,
                 allreduce_bytes: a.allreduce_bytes,
-                ring_slices: usize::from(a.ring_slices),
+                allreduce_slices: usize::from(a.allreduce_slices),
                 loss: a.loss,
                 ..Default::default()
             };

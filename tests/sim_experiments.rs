@@ -111,18 +111,18 @@ fn collectives_small() {
 /// Slicing the ring's steps pipelines them: each host forwards a slice as soon as it is
 /// reduced, so a hop's latency is paid once instead of at each of the 2(N-1) steps.
 #[test]
-fn ring_slices_pipeline_the_steps() {
+fn allreduce_slices_pipeline_the_steps() {
     let cct = |slices: usize| {
         let p = experiments::Collectives {
             collectives: vec![Collective::AllReduceRing],
             allreduce_bytes: 1 << 20,
-            ring_slices: slices,
+            allreduce_slices: slices,
             loss: 0.0,
             ..Default::default()
         };
         let s = experiments::collectives(&common(), &p, &mut sim_factory, &mut NoHooks).unwrap();
         let v = serde_json::to_value(&s).unwrap();
-        assert_eq!(v["params"]["ring_slices"], slices);
+        assert_eq!(v["params"]["allreduce_slices"], slices);
         s.results
             .iter()
             .map(|r| {

@@ -470,7 +470,7 @@ fn collective(
     coll: Collective,
     bytes: u64,
     seed: u64,
-    ring_slices: usize,
+    allreduce_slices: usize,
 ) -> Result<(Workload, f64), String> {
     let l = layout(f, kind);
     let n = f.hosts as f64;
@@ -481,11 +481,11 @@ fn collective(
             Ok((w, (n - 1.0) * bytes as f64 / host_bytes_per_ns))
         }
         Collective::AllReduceRing => {
-            let w = Workload::ring_allreduce(l, bytes, seed, RING_SLOTS, ring_slices)?;
+            let w = Workload::ring_allreduce(l, bytes, seed, RING_SLOTS, allreduce_slices)?;
             Ok((w, 2.0 * (n - 1.0) / n * bytes as f64 / host_bytes_per_ns))
         }
         Collective::AllReduceHd => {
-            let w = Workload::hd_allreduce(l, bytes, seed)?;
+            let w = Workload::hd_allreduce(l, bytes, seed, allreduce_slices)?;
             Ok((w, 2.0 * (n - 1.0) / n * bytes as f64 / host_bytes_per_ns))
         }
     }
@@ -493,9 +493,10 @@ fn collective(
 
 /// Staging slots per host of the ring all-reduce.
 pub const RING_SLOTS: usize = 4;
-/// WRITEs per step of the ring all-reduce by default: slice `k` of a step forwards slice `k`
-/// of the step before, so the next step starts while the rest of the chunk is still in flight.
-pub const RING_SLICES: usize = 4;
+/// WRITEs per step of the all-reduces by default. A slice waits only for the slices of earlier
+/// steps that touched its bytes, so a step starts while the rest of the one before is still in
+/// flight. 16 keeps both transports within 2% of their best over 1-64 (sim/README.md).
+pub const ALLREDUCE_SLICES: usize = 16;
 
 /// Parameters of `collectives`.
 #[derive(Debug, Clone, Serialize)]
@@ -507,7 +508,7 @@ pub struct Collectives {
     /// All-reduce: bytes per host.
     pub allreduce_bytes: u64,
     /// Ring all-reduce: WRITEs per step and chunk (1: no pipelining).
-    pub ring_slices: usize,
+    pub allreduce_slices: usize,
     /// Random loss.
     pub loss: f64,
     /// Simulated-time limit per run, ns.
@@ -520,7 +521,7 @@ impl Default for Collectives {
             collectives: vec![Collective::AllToAll, Collective::AllReduceRing, Collective::AllReduceHd],
             a2a_bytes_per_pair: 512 << 10,
             allreduce_bytes: 32 << 20,
-            ring_slices: RING_SLICES,
+            allreduce_slices: ALLREDUCE_SLICES,
             loss: 0.001,
             time_limit_ns: 50_000_000,
         }
@@ -559,7 +560,7 @@ pub fn collectives(
         };
         let mut ccts = Vec::new();
         for &kind in &c.transports {
-            let (w, ideal) = collective(&f, kind, coll, bytes, c.seed, p.ring_slices)?;
+            let (w, ideal) = collective(&f, kind, coll, bytes, c.seed, p.allreduce_slices)?;
             let k = Knobs {
                 time_limit_ns: p.time_limit_ns,
                 sample_ns: 0,
@@ -604,12 +605,12 @@ pub fn collectives(
         "fabric": fabric_json(&f),
         "a2a_bytes_per_pair": p.a2a_bytes_per_pair,
         "allreduce_bytes_per_host": p.allreduce_bytes,
-        "ring_slices": p.ring_slices,
+        "allreduce_slices": p.allreduce_slices,
         "loss": p.loss,
         "ideal_definition": "bytes each host must send over its host link capacity (all-to-all: (N-1) x bytes_per_pair; \
             all-reduce: 2 (N-1)/N x bytes), no latency term",
         "rocev2_planes": "rocev2 has one single-plane NIC per plane; each collective runs as one instance per plane on 1/planes of the data",
-        "all_reduce": format!("real XOR reduction of every host's buffer; ring uses {RING_SLOTS} staging slots per host and sends each step's chunk as {} pipelined WRITEs", p.ring_slices),
+        "all_reduce": format!("real XOR reduction of every host's buffer; each step's data goes as {} pipelined WRITEs; ring uses {RING_SLOTS} staging slots per host", p.allreduce_slices),
     });
     let s = cx.summary("collectives", t0, rows, params, Value::Object(acc));
     crate::output::write_collectives(c.out.as_deref(), &s)?;
@@ -849,7 +850,7 @@ pub fn plane_failure(
     let mut acc = serde_json::Map::new();
     let mut at_used = 0;
     for &kind in &c.transports {
-        let (w, ideal) = collective(&c.fabric, kind, p.collective, p.bytes, c.seed, RING_SLICES)?;
+        let (w, ideal) = collective(&c.fabric, kind, p.collective, p.bytes, c.seed, ALLREDUCE_SLICES)?;
         let at = p.at_ns.unwrap_or((ideal / 3.0) as u64);
         at_used = at;
         let mut f = c.fabric.clone();

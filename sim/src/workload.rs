@@ -449,23 +449,32 @@ impl Workload {
 
     /// Halving-doubling (Rabenseifner) all-reduce of `bytes` per host: log2(N) steps of
     /// recursive-halving reduce-scatter, then log2(N) of recursive-doubling all-gather.
-    /// Needs a power-of-two host count.
-    pub fn hd_allreduce(l: Layout, bytes: u64, seed: u64) -> Result<Self, String> {
+    /// Needs a power-of-two host count. Each step's range goes as `slices` WRITEs; a slice
+    /// waits only for the earlier flows that touched its bytes (received into them at its
+    /// sender, or, for an all-gather write, read from them at its receiver), so the steps
+    /// pipeline. With one slice this is the step-synchronous schedule.
+    pub fn hd_allreduce(l: Layout, bytes: u64, seed: u64, slices: usize) -> Result<Self, String> {
         let n = l.hosts;
         if !n.is_power_of_two() || n < 2 {
             return Err(format!("halving-doubling needs a power-of-two host count, not {n}"));
         }
         let d = n.trailing_zeros() as usize;
         let per = split(bytes, l.rails)?;
-        if per % (8 * n as u64) != 0 {
+        let slices = slices.max(1);
+        if per % (8 * n as u64 * slices as u64) != 0 {
             return Err(format!(
-                "{bytes} bytes per host do not split into {n} chunks per rail of whole words"
+                "{bytes} bytes per host do not split into {n} chunks per rail of {slices} slices of whole words"
             ));
         }
+        let k_slices = slices as u64;
         let mut w = Self::empty("all-reduce-hd", l);
         for nic in 0..l.nics() as u32 {
             w.region(nic, per, true, Some(region_seed(seed, nic, 0)));
             w.region(nic, per, true, None); // staging: step k at offset per - per/2^k
+        }
+        // Flows whose byte range [lo, hi) of a host's region 0 overlaps [a, b).
+        fn overlapping(v: &[(u32, u64, u64)], a: u64, b: u64) -> impl Iterator<Item = u32> + '_ {
+            v.iter().filter(move |x| x.1 < b && a < x.2).map(|x| x.0)
         }
         for r in 0..l.rails {
             // One connection per ordered pair that exchanges.
@@ -479,45 +488,56 @@ impl Workload {
                         .or_insert_with(|| w.conn(l.nic(i, r), l.nic(p, r)));
                 }
             }
+            // Per host, the flows that landed in (reduced into or wrote) and that were sent
+            // from its region 0, with their byte ranges.
+            let mut landed: Vec<Vec<(u32, u64, u64)>> = vec![Vec::new(); n];
+            let mut read: Vec<Vec<(u32, u64, u64)>> = vec![Vec::new(); n];
             // Ranges: lo[i], size after step k.
-            let base = w.flows.len() as u32;
-            let rs = |i: usize, k: usize| base + (k * n + i) as u32;
-            let ag = |i: usize, k: usize| base + ((d + (d - 1 - k)) * n + i) as u32;
             let mut lo = vec![0u64; n];
             let mut size = per;
             let mut stage_off = 0u64;
             for k in 0..d {
                 let dist = n >> (k + 1);
                 let half = size / 2;
+                let sl = half / k_slices;
                 let mut new_lo = lo.clone();
-                for i in 0..n {
-                    let p = i ^ dist;
-                    // i keeps the lower half if its bit is clear; sends the other half.
-                    let keep_lo = if i & dist == 0 { lo[i] } else { lo[i] + half };
-                    let send_lo = if i & dist == 0 { lo[i] + half } else { lo[i] };
-                    new_lo[i] = keep_lo;
-                    // Everything i received so far reduces into what it sends: wait for all of it
-                    // (receives from different partners complete in any order).
-                    let deps = (0..k).map(|j| Dep::Received(rs(i ^ (n >> (j + 1)), j))).collect();
-                    let f = Flow {
-                        conn: conn_of[&(i, p)],
-                        src_region: 0,
-                        src_off: send_lo,
-                        len: half as u32,
-                        dst_region: 1,
-                        dst_off: stage_off,
-                        deps,
-                        start_ns: 0,
-                        on_recv: OnRecv::Xor {
-                            staging: 1,
-                            staging_off: stage_off,
-                            buf: 0,
-                            buf_off: send_lo,
-                        },
-                        group: (k * n + i) as u32,
-                    };
-                    let got = w.push(f);
-                    debug_assert_eq!(got, rs(i, k));
+                let mut step_landed = Vec::new();
+                for j in 0..slices {
+                    let part = j as u64 * sl;
+                    for i in 0..n {
+                        let p = i ^ dist;
+                        // i keeps the lower half if its bit is clear; sends the other half.
+                        let keep_lo = if i & dist == 0 { lo[i] } else { lo[i] + half };
+                        let send_lo = if i & dist == 0 { lo[i] + half } else { lo[i] };
+                        new_lo[i] = keep_lo;
+                        let a = send_lo + part;
+                        // Everything i received into these bytes reduces into what it sends:
+                        // wait for all of it (receives from different partners complete in any
+                        // order).
+                        let deps = overlapping(&landed[i], a, a + sl).map(Dep::Received).collect();
+                        let id = w.push(Flow {
+                            conn: conn_of[&(i, p)],
+                            src_region: 0,
+                            src_off: a,
+                            len: sl as u32,
+                            dst_region: 1,
+                            dst_off: stage_off + part,
+                            deps,
+                            start_ns: 0,
+                            on_recv: OnRecv::Xor {
+                                staging: 1,
+                                staging_off: stage_off + part,
+                                buf: 0,
+                                buf_off: a,
+                            },
+                            group: ((k * slices + j) * n + i) as u32,
+                        });
+                        read[i].push((id, a, a + sl));
+                        step_landed.push((p, id, a, a + sl));
+                    }
+                }
+                for (p, id, a, b) in step_landed {
+                    landed[p].push((id, a, b));
                 }
                 lo = new_lo;
                 size = half;
@@ -526,30 +546,37 @@ impl Workload {
             // All-gather, k = d-1 down to 0: send own range (size per / 2^(k+1)).
             for k in (0..d).rev() {
                 let dist = n >> (k + 1);
+                let sl = size / k_slices;
                 let mut new_lo = lo.clone();
-                for i in 0..n {
-                    let p = i ^ dist;
-                    // i's range is complete once every reduce-scatter contribution and every
-                    // all-gather piece so far has landed.
-                    let mut deps: Vec<Dep> = (0..d).map(|j| Dep::Received(rs(i ^ (n >> (j + 1)), j))).collect();
-                    deps.extend((k + 1..d).map(|j| Dep::Received(ag(i ^ (n >> (j + 1)), j))));
-                    // p sent this range to i at reduce-scatter step k (it is what i kept).
-                    deps.push(Dep::Sent(rs(p, k)));
-                    let f = Flow {
-                        conn: conn_of[&(i, p)],
-                        src_region: 0,
-                        src_off: lo[i],
-                        len: size as u32,
-                        dst_region: 0,
-                        dst_off: lo[i],
-                        deps,
-                        start_ns: 0,
-                        on_recv: OnRecv::None,
-                        group: ((2 * d - 1 - k) * n + i) as u32,
-                    };
-                    let got = w.push(f);
-                    debug_assert_eq!(got, ag(i, k));
-                    new_lo[i] = lo[i].min(lo[p]);
+                let mut step_landed = Vec::new();
+                for j in 0..slices {
+                    for i in 0..n {
+                        let p = i ^ dist;
+                        let a = lo[i] + j as u64 * sl;
+                        // The bytes are final at i once every flow that landed in them has;
+                        // p sent them at reduce-scatter step k (they are what i kept), and
+                        // that send must be acknowledged before they are overwritten.
+                        let mut deps: Vec<Dep> = overlapping(&landed[i], a, a + sl).map(Dep::Received).collect();
+                        deps.extend(overlapping(&read[p], a, a + sl).map(Dep::Sent));
+                        let id = w.push(Flow {
+                            conn: conn_of[&(i, p)],
+                            src_region: 0,
+                            src_off: a,
+                            len: sl as u32,
+                            dst_region: 0,
+                            dst_off: a,
+                            deps,
+                            start_ns: 0,
+                            on_recv: OnRecv::None,
+                            group: (((2 * d - 1 - k) * slices + j) * n + i) as u32,
+                        });
+                        read[i].push((id, a, a + sl));
+                        step_landed.push((p, id, a, a + sl));
+                        new_lo[i] = lo[i].min(lo[p]);
+                    }
+                }
+                for (p, id, a, b) in step_landed {
+                    landed[p].push((id, a, b));
                 }
                 lo = new_lo;
                 size *= 2;
@@ -563,7 +590,7 @@ impl Workload {
                 seeds,
             });
         }
-        w.groups = (2 * d * n) as u32;
+        w.groups = (2 * d * n * slices) as u32;
         Ok(w)
     }
 
@@ -641,48 +668,75 @@ mod tests {
                     .collect()
             })
             .collect();
-        // Execute ready flows in a random order: a schedule must not rely on the order in
-        // which independent transfers complete.
+        // Post ready flows, land them and acknowledge them in a random order: a schedule must
+        // not rely on the order in which independent transfers complete. A flow reads its
+        // source from its post until its acknowledgement (retransmissions read it again, even
+        // after the receiver has it), so its source must not change in between. Odd seeds
+        // post whatever they can before landing or acknowledging anything, which keeps flows
+        // in flight as long as possible.
         let mut rng = crate::rng::Rng::new(seed);
-        let mut done = vec![false; w.flows.len()];
+        let greedy = seed % 2 == 1;
+        // 0 pending, 1 in flight, 2 landed (its receiver saw it), 3 acknowledged
+        let mut state = vec![0u8; w.flows.len()];
+        let mut snapshot: Vec<Vec<u8>> = vec![Vec::new(); w.flows.len()];
+        let src_of = |mem: &Vec<Vec<Vec<u8>>>, f: &Flow| {
+            let c = w.conns[f.conn as usize];
+            mem[c.src as usize][f.src_region as usize][f.src_off as usize..f.src_off as usize + f.len as usize].to_vec()
+        };
         let mut left = w.flows.len();
         while left > 0 {
-            let ready: Vec<usize> = (0..w.flows.len())
+            let postable: Vec<usize> = (0..w.flows.len())
                 .filter(|&i| {
-                    !done[i]
+                    state[i] == 0
                         && w.flows[i].deps.iter().all(|d| match d {
-                            Dep::Received(x) | Dep::Sent(x) => done[*x as usize],
+                            Dep::Received(x) => state[*x as usize] >= 2,
+                            Dep::Sent(x) => state[*x as usize] == 3,
                         })
                 })
                 .collect();
+            let moving: Vec<usize> = (0..w.flows.len()).filter(|&i| state[i] == 1 || state[i] == 2).collect();
+            let ready: Vec<usize> = if greedy && !postable.is_empty() {
+                postable
+            } else {
+                postable.into_iter().chain(moving).collect()
+            };
             assert!(!ready.is_empty(), "dependency cycle");
-            {
-                let i = ready[rng.below(ready.len() as u64) as usize];
-                let f = &w.flows[i];
-                let c = w.conns[f.conn as usize];
-                let data = mem[c.src as usize][f.src_region as usize]
-                    [f.src_off as usize..f.src_off as usize + f.len as usize]
-                    .to_vec();
-                mem[c.dst as usize][f.dst_region as usize][f.dst_off as usize..f.dst_off as usize + f.len as usize]
-                    .copy_from_slice(&data);
-                if let OnRecv::Xor {
-                    staging,
-                    staging_off,
-                    buf,
-                    buf_off,
-                } = f.on_recv
-                {
-                    let st = mem[c.dst as usize][staging as usize]
-                        [staging_off as usize..staging_off as usize + f.len as usize]
-                        .to_vec();
-                    let b = &mut mem[c.dst as usize][buf as usize][buf_off as usize..buf_off as usize + f.len as usize];
-                    for (x, y) in b.iter_mut().zip(st) {
-                        *x ^= y;
+            let i = ready[rng.below(ready.len() as u64) as usize];
+            let f = &w.flows[i];
+            match state[i] {
+                0 => snapshot[i] = src_of(&mem, f),
+                1 => {
+                    let data = src_of(&mem, f);
+                    assert!(data == snapshot[i], "flow {i}: its source changed before it landed");
+                    let c = w.conns[f.conn as usize];
+                    mem[c.dst as usize][f.dst_region as usize][f.dst_off as usize..f.dst_off as usize + f.len as usize]
+                        .copy_from_slice(&data);
+                    if let OnRecv::Xor {
+                        staging,
+                        staging_off,
+                        buf,
+                        buf_off,
+                    } = f.on_recv
+                    {
+                        let st = mem[c.dst as usize][staging as usize]
+                            [staging_off as usize..staging_off as usize + f.len as usize]
+                            .to_vec();
+                        let b =
+                            &mut mem[c.dst as usize][buf as usize][buf_off as usize..buf_off as usize + f.len as usize];
+                        for (x, y) in b.iter_mut().zip(st) {
+                            *x ^= y;
+                        }
                     }
                 }
-                done[i] = true;
-                left -= 1;
+                _ => {
+                    assert!(
+                        src_of(&mem, f) == snapshot[i],
+                        "flow {i}: its source changed before it was acknowledged"
+                    );
+                    left -= 1;
+                }
             }
+            state[i] += 1;
         }
         for ch in &w.checks {
             match ch {
@@ -731,11 +785,13 @@ mod tests {
                 dry_run(&Workload::ring_allreduce(l, 8 * 8 * 16 * 2, 1, 3, 1).unwrap(), order);
                 dry_run(&Workload::ring_allreduce(l, 8 * 8 * 16 * 2, 1, 3, 4).unwrap(), order);
                 dry_run(&Workload::ring_allreduce(l, 8 * 8 * 16 * 2, 1, 1, 2).unwrap(), order);
-                dry_run(&Workload::hd_allreduce(l, 8 * 8 * 16 * 2, 2).unwrap(), order);
-                dry_run(
-                    &Workload::hd_allreduce(Layout { hosts: 16, rails }, 16 * 8 * 4 * 2, 2).unwrap(),
-                    order,
-                );
+                for slices in [1, 2, 4] {
+                    dry_run(&Workload::hd_allreduce(l, 8 * 8 * 16 * 2, 2, slices).unwrap(), order);
+                    dry_run(
+                        &Workload::hd_allreduce(Layout { hosts: 16, rails }, 16 * 8 * 4 * 2, 2, slices).unwrap(),
+                        order,
+                    );
+                }
                 dry_run(&Workload::all_to_all(l, 64 * 2, 3).unwrap(), order);
                 dry_run(
                     &Workload::permutation(l, &[1, 2, 3, 4, 5, 6, 7, 0], 256, 4).unwrap(),
