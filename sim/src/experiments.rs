@@ -507,7 +507,7 @@ pub struct Collectives {
     pub a2a_bytes_per_pair: u64,
     /// All-reduce: bytes per host.
     pub allreduce_bytes: u64,
-    /// Ring all-reduce: WRITEs per step and chunk (1: no pipelining).
+    /// All-reduces (ring and hd): WRITEs per step (1: each step waits for the whole step before).
     pub allreduce_slices: usize,
     /// Random loss.
     pub loss: f64,
