@@ -14,7 +14,8 @@
 //! - [`output`]: JSON lines, CSV and SVG plots;
 //! - [`pcap`]: classic pcap writer (shared with the `pipe` harness);
 //! - [`queue`]: the event queue;
-//! - [`rng`]: deterministic generators.
+//! - [`rng`]: deterministic generators;
+//! - [`route_bound`]: the rate fixed routes allow every flow at once (maximum concurrent flow).
 #![warn(missing_docs)]
 
 pub mod engine;
@@ -24,6 +25,7 @@ pub mod output;
 pub mod pcap;
 pub mod queue;
 pub mod rng;
+pub mod route_bound;
 pub mod workload;
 
 pub use mroce_model::transport::{NicAddr, Transport};

@@ -1,0 +1,255 @@
+//! Route bound: the largest rate that every flow of a workload could get at the same time on
+//! fixed routes (the maximum concurrent flow), whatever the transport does.
+//!
+//! A transport that sprays over a connection's paths can only choose how much to send on
+//! each path; the switches' hashes chose the routes. The bound separates what the routes
+//! allow from what the congestion control reaches. It is bracketed from both sides:
+//! - `lower`: a feasible split of every flow over its paths (Garg–Könemann / Fleischer
+//!   multiplicative weights, then scaled to fit every link);
+//! - `upper`: an LP-duality certificate. For any link lengths `l ≥ 0`, the concurrent rate
+//!   is at most `Σ c_e l_e / Σ_f d_f · dist_f(l)`; the smallest such ratio seen is kept.
+
+use crate::rng::Rng;
+
+/// One flow: its demand and the links of each of its paths.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Commodity {
+    /// Demand in link-capacity units (the rate that counts as 1.0 of its share).
+    pub demand: f64,
+    /// Each path as a list of link indices.
+    pub paths: Vec<Vec<usize>>,
+}
+
+/// Bracket of the maximum concurrent flow λ*: `lower ≤ λ* ≤ upper`.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Bound {
+    /// λ of a feasible routing.
+    pub lower: f64,
+    /// λ of the best dual certificate.
+    pub upper: f64,
+    /// Phases of the multiplicative-weights loop run.
+    pub phases: usize,
+}
+
+/// Why an instance cannot be bounded.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RouteBoundError {
+    /// A link capacity is not a positive finite number.
+    #[error("link {0} has capacity {1}, not a positive number")]
+    BadCapacity(usize, f64),
+    /// A demand is not a positive finite number.
+    #[error("flow {0} has demand {1}, not a positive number")]
+    BadDemand(usize, f64),
+    /// A flow has no path, or a path has no link.
+    #[error("flow {0} has an empty path list or an empty path")]
+    EmptyPath(usize),
+    /// A path names a link that does not exist.
+    #[error("flow {0} uses link {1}, but there are {2} links")]
+    NoSuchLink(usize, usize, usize),
+    /// `eps` is outside (0, 0.5].
+    #[error("eps {0} is outside (0, 0.5]")]
+    BadEps(f64),
+}
+
+/// Bracket the maximum concurrent flow of `flows` on links of capacity `cap`. `eps` is the
+/// step of the multiplicative weights (smaller: tighter and slower); the loop stops once
+/// `upper - lower ≤ gap · upper`, after `max_phases`, or when the lengths reach the
+/// algorithm's end (Σ c·l ≥ 1).
+pub fn max_concurrent_flow(
+    cap: &[f64],
+    flows: &[Commodity],
+    eps: f64,
+    gap: f64,
+    max_phases: usize,
+) -> Result<Bound, RouteBoundError> {
+    if !(eps > 0.0 && eps <= 0.5) {
+        return Err(RouteBoundError::BadEps(eps));
+    }
+    for (e, &c) in cap.iter().enumerate() {
+        if !(c.is_finite() && c > 0.0) {
+            return Err(RouteBoundError::BadCapacity(e, c));
+        }
+    }
+    for (f, c) in flows.iter().enumerate() {
+        if !(c.demand.is_finite() && c.demand > 0.0) {
+            return Err(RouteBoundError::BadDemand(f, c.demand));
+        }
+        if c.paths.is_empty() || c.paths.iter().any(Vec::is_empty) {
+            return Err(RouteBoundError::EmptyPath(f));
+        }
+        if let Some(&e) = c.paths.iter().flatten().find(|&&e| e >= cap.len()) {
+            return Err(RouteBoundError::NoSuchLink(f, e, cap.len()));
+        }
+    }
+    let m = cap.len() as f64;
+    // Fleischer's starting length: small enough that the scaled flow is near optimal.
+    let delta = (m / (1.0 - eps)).powf(-1.0 / eps).max(f64::MIN_POSITIVE * 1e10);
+    let mut len: Vec<f64> = cap.iter().map(|c| delta / c).collect();
+    let mut load = vec![0.0; cap.len()];
+    let path_len = |len: &[f64], p: &[usize]| p.iter().map(|&e| len[e]).sum::<f64>();
+    let mut b = Bound {
+        lower: 0.0,
+        upper: f64::INFINITY,
+        phases: 0,
+    };
+    while b.phases < max_phases {
+        let d: f64 = cap.iter().zip(&len).map(|(c, l)| c * l).sum();
+        let alpha: f64 = flows
+            .iter()
+            .map(|f| f.demand * f.paths.iter().map(|p| path_len(&len, p)).fold(f64::INFINITY, f64::min))
+            .sum();
+        b.upper = b.upper.min(d / alpha);
+        if d >= 1.0 || b.upper - b.lower <= gap * b.upper {
+            break;
+        }
+        for f in flows {
+            let mut left = f.demand;
+            while left > 1e-12 * f.demand {
+                let p = f
+                    .paths
+                    .iter()
+                    .min_by(|a, b| path_len(&len, a).total_cmp(&path_len(&len, b)))
+                    .ok_or(RouteBoundError::EmptyPath(0))?;
+                let u = p.iter().map(|&e| cap[e]).fold(left, f64::min);
+                for &e in p {
+                    load[e] += u;
+                    len[e] *= 1.0 + eps * u / cap[e];
+                }
+                left -= u;
+            }
+        }
+        b.phases += 1;
+        // Every flow has routed `phases` times its demand: scaled to fit the most loaded link.
+        let congestion = load.iter().zip(cap).map(|(x, c)| x / c).fold(0.0, f64::max);
+        if congestion > 0.0 {
+            b.lower = b.lower.max(b.phases as f64 / congestion);
+        }
+    }
+    Ok(b)
+}
+
+/// A random permutation on a multi-plane two-tier leaf-spine fabric with 1:1 uplinks, each
+/// flow with `paths_per_plane` paths on every plane whose spines are drawn uniformly (a
+/// stand-in for the switches' hash of random entropies). Links: each host's transmit and
+/// receive port per plane (capacity 1), each leaf's uplink to each spine and each spine's
+/// downlink to each leaf per plane (capacity hosts per leaf / spines). Demands are `planes`:
+/// λ is then the fraction of a host's total port capacity every flow can get at once.
+pub fn random_ecmp_permutation(
+    hosts: usize,
+    leaves: usize,
+    spines: usize,
+    planes: usize,
+    paths_per_plane: usize,
+    seed: u64,
+) -> (Vec<f64>, Vec<Commodity>) {
+    let (h, l, s, p) = (hosts.max(2), leaves.max(1), spines.max(1), planes.max(1));
+    let hpl = h.div_ceil(l);
+    let k = paths_per_plane.max(1);
+    let tx = |host: usize, plane: usize| host * p + plane;
+    let rx = |host: usize, plane: usize| h * p + host * p + plane;
+    let up = |plane: usize, leaf: usize, spine: usize| 2 * h * p + (plane * l + leaf) * s + spine;
+    let down = |plane: usize, spine: usize, leaf: usize| 2 * h * p + p * l * s + (plane * s + spine) * l + leaf;
+    let fabric_cap = hpl as f64 / s as f64;
+    let mut cap = vec![1.0; 2 * h * p];
+    cap.resize(2 * h * p + 2 * p * l * s, fabric_cap);
+    let mut rng = Rng::new(seed);
+    let dst = rng.derangement(h);
+    let leaf = |host: usize| host / hpl;
+    let flows = (0..h)
+        .map(|src| {
+            let d = dst[src];
+            let mut paths = Vec::with_capacity(p * k);
+            for plane in 0..p {
+                for _ in 0..k {
+                    let spine = rng.below(s as u64) as usize;
+                    paths.push(if leaf(src) == leaf(d) {
+                        vec![tx(src, plane), rx(d, plane)]
+                    } else {
+                        vec![
+                            tx(src, plane),
+                            up(plane, leaf(src), spine),
+                            down(plane, spine, leaf(d)),
+                            rx(d, plane),
+                        ]
+                    });
+                }
+            }
+            Commodity {
+                demand: p as f64,
+                paths,
+            }
+        })
+        .collect();
+    (cap, flows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(paths: Vec<Vec<usize>>) -> Commodity {
+        Commodity { demand: 1.0, paths }
+    }
+
+    #[test]
+    fn two_flows_on_one_link_get_half_each() {
+        let b = max_concurrent_flow(&[1.0], &[one(vec![vec![0]]), one(vec![vec![0]])], 0.02, 0.005, 100_000).unwrap();
+        assert!(b.lower <= 0.5 + 1e-9 && b.upper >= 0.5 - 1e-9, "{b:?}");
+        assert!(b.upper - b.lower < 0.01, "{b:?}");
+    }
+
+    #[test]
+    fn a_split_flow_uses_both_of_its_paths() {
+        // Flow A may use link 0 or 1; flow B only link 1. The optimum gives A all of link 0
+        // and lets both reach 1.0 when link 1 has capacity 1: λ* = 1.
+        let flows = [one(vec![vec![0], vec![1]]), one(vec![vec![1]])];
+        let b = max_concurrent_flow(&[1.0, 1.0], &flows, 0.02, 0.005, 100_000).unwrap();
+        assert!(b.lower <= 1.0 + 1e-9 && b.upper >= 1.0 - 1e-9, "{b:?}");
+        assert!(b.lower > 0.98, "{b:?}");
+        // Three flows on two links, one of them able to use both: λ* = 2/3.
+        let flows = [one(vec![vec![0], vec![1]]), one(vec![vec![0]]), one(vec![vec![1]])];
+        let b = max_concurrent_flow(&[1.0, 1.0], &flows, 0.02, 0.005, 100_000).unwrap();
+        assert!(b.lower <= 2.0 / 3.0 + 1e-9 && b.upper >= 2.0 / 3.0 - 1e-9, "{b:?}");
+        assert!(b.upper - b.lower < 0.02, "{b:?}");
+    }
+
+    #[test]
+    fn bad_instances_are_errors() {
+        assert_eq!(
+            max_concurrent_flow(&[0.0], &[one(vec![vec![0]])], 0.1, 0.01, 10),
+            Err(RouteBoundError::BadCapacity(0, 0.0))
+        );
+        assert_eq!(
+            max_concurrent_flow(&[1.0], &[one(vec![vec![3]])], 0.1, 0.01, 10),
+            Err(RouteBoundError::NoSuchLink(0, 3, 1))
+        );
+        assert_eq!(
+            max_concurrent_flow(&[1.0], &[one(vec![])], 0.1, 0.01, 10),
+            Err(RouteBoundError::EmptyPath(0))
+        );
+        assert_eq!(
+            max_concurrent_flow(&[1.0], &[one(vec![vec![0]])], 0.0, 0.01, 10),
+            Err(RouteBoundError::BadEps(0.0))
+        );
+        let bad = Commodity {
+            demand: f64::NAN,
+            paths: vec![vec![0]],
+        };
+        assert!(matches!(
+            max_concurrent_flow(&[1.0], &[bad], 0.1, 0.01, 10),
+            Err(RouteBoundError::BadDemand(0, _))
+        ));
+    }
+
+    #[test]
+    fn many_paths_per_plane_leave_no_routing_bound() {
+        // 16 paths on one plane of the default fabric: every flow can reach its full rate.
+        let (cap, flows) = random_ecmp_permutation(64, 8, 8, 1, 16, 1);
+        let b = max_concurrent_flow(&cap, &flows, 0.05, 0.01, 20_000).unwrap();
+        assert!(b.upper >= 0.999 && b.lower > 0.95, "{b:?}");
+        // One path per flow: the hash collisions cap it well below.
+        let (cap, flows) = random_ecmp_permutation(64, 8, 8, 1, 1, 1);
+        let b = max_concurrent_flow(&cap, &flows, 0.05, 0.01, 20_000).unwrap();
+        assert!(b.upper <= 0.5 + 1e-9, "{b:?}");
+    }
+}
