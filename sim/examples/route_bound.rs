@@ -5,11 +5,16 @@
 //!
 //! ```sh
 //! cargo run --release -p mroce-sim --example route_bound -- 16 1,2,4,8 1-8   # paths, planes, seeds
+//! cargo run --release -p mroce-sim --example route_bound -- 16 8 1-4 5 0     # + re-route rounds, tries
 //! ```
 //!
 //! It prints one JSON object per (paths, planes) with the bracket for each seed and the median
-//! of the upper bounds; `mroce sim planes` measures the same shapes with real transports.
-use mroce_sim::route_bound::{max_concurrent_flow, random_ecmp_permutation};
+//! of the upper bounds; `mroce sim planes` measures the same shapes with real transports. With
+//! re-route rounds, each round moves one path off every over-full fabric link
+//! (`PermutationRoutes::reroute_overfull`: to a random spine with tries 0, else to the first of
+//! that many random spines with room) and bounds the routes again: `rounds` lists the median
+//! upper bound after each round.
+use mroce_sim::route_bound::{max_concurrent_flow, PermutationRoutes};
 use serde_json::json;
 
 fn list(s: &str) -> Result<Vec<usize>, String> {
@@ -35,24 +40,36 @@ fn main() -> Result<(), String> {
     let paths = list(&arg(1, "16"))?;
     let planes = list(&arg(2, "1,2,4,8"))?;
     let seeds = list(&arg(3, "1-8"))?;
+    let rounds: usize = arg(4, "0").parse().map_err(|e| format!("rounds: {e}"))?;
+    let tries: usize = arg(5, "0").parse().map_err(|e| format!("tries: {e}"))?;
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied()
+    };
     for &n in &paths {
         for &p in &planes {
             if p == 0 || n < p {
                 return Err(format!("{n} paths cannot cover {p} planes"));
             }
             let mut rows = Vec::new();
-            let mut uppers = Vec::new();
+            let mut uppers = vec![Vec::new(); rounds + 1];
             for &s in &seeds {
-                let (cap, flows) = random_ecmp_permutation(64, 8, 8, p, n / p, s as u64);
-                let b = max_concurrent_flow(&cap, &flows, 0.02, 0.005, 200_000).map_err(|e| e.to_string())?;
-                uppers.push(b.upper);
-                rows.push(json!({"seed": s, "lower": b.lower, "upper": b.upper, "phases": b.phases}));
+                let mut routes = PermutationRoutes::new(64, 8, 8, p, n / p, s as u64);
+                let mut per_round = Vec::new();
+                for (r, up) in uppers.iter_mut().enumerate() {
+                    let moved = if r > 0 { routes.reroute_overfull(tries) } else { 0 };
+                    let (cap, flows) = routes.instance();
+                    let b = max_concurrent_flow(&cap, &flows, 0.02, 0.005, 200_000).map_err(|e| e.to_string())?;
+                    up.push(b.upper);
+                    per_round.push(json!({"moved": moved, "lower": b.lower, "upper": b.upper, "phases": b.phases}));
+                }
+                rows.push(json!({"seed": s, "rounds": per_round}));
             }
-            uppers.sort_by(f64::total_cmp);
-            let median = uppers.get(uppers.len() / 2).copied();
+            let medians: Vec<Option<f64>> = uppers.into_iter().map(median).collect();
             println!(
                 "{}",
-                json!({"paths": n, "planes": p, "paths_per_plane": n / p, "median_upper": median, "seeds": rows})
+                json!({"paths": n, "planes": p, "paths_per_plane": n / p, "reroute_tries": tries,
+                       "median_upper": medians.first().copied().flatten(), "rounds": medians, "seeds": rows})
             );
         }
     }

@@ -134,53 +134,144 @@ pub fn max_concurrent_flow(
 /// receive port per plane (capacity 1), each leaf's uplink to each spine and each spine's
 /// downlink to each leaf per plane (capacity hosts per leaf / spines). Demands are `planes`:
 /// λ is then the fraction of a host's total port capacity every flow can get at once.
-pub fn random_ecmp_permutation(
+#[derive(Debug, Clone)]
+pub struct PermutationRoutes {
     hosts: usize,
     leaves: usize,
     spines: usize,
     planes: usize,
     paths_per_plane: usize,
-    seed: u64,
-) -> (Vec<f64>, Vec<Commodity>) {
-    let (h, l, s, p) = (hosts.max(2), leaves.max(1), spines.max(1), planes.max(1));
-    let hpl = h.div_ceil(l);
-    let k = paths_per_plane.max(1);
-    let tx = |host: usize, plane: usize| host * p + plane;
-    let rx = |host: usize, plane: usize| h * p + host * p + plane;
-    let up = |plane: usize, leaf: usize, spine: usize| 2 * h * p + (plane * l + leaf) * s + spine;
-    let down = |plane: usize, spine: usize, leaf: usize| 2 * h * p + p * l * s + (plane * s + spine) * l + leaf;
-    let fabric_cap = hpl as f64 / s as f64;
-    let mut cap = vec![1.0; 2 * h * p];
-    cap.resize(2 * h * p + 2 * p * l * s, fabric_cap);
-    let mut rng = Rng::new(seed);
-    let dst = rng.derangement(h);
-    let leaf = |host: usize| host / hpl;
-    let flows = (0..h)
-        .map(|src| {
-            let d = dst[src];
-            let mut paths = Vec::with_capacity(p * k);
-            for plane in 0..p {
-                for _ in 0..k {
-                    let spine = rng.below(s as u64) as usize;
-                    paths.push(if leaf(src) == leaf(d) {
-                        vec![tx(src, plane), rx(d, plane)]
-                    } else {
-                        vec![
-                            tx(src, plane),
-                            up(plane, leaf(src), spine),
-                            down(plane, spine, leaf(d)),
-                            rx(d, plane),
-                        ]
-                    });
+    /// Destination of each host's flow.
+    dst: Vec<usize>,
+    /// Spine of path `j` of flow `f` on plane `p`: `spine[(f * planes + p) * paths_per_plane + j]`.
+    spine: Vec<usize>,
+    rng: Rng,
+}
+
+impl PermutationRoutes {
+    /// Draw the permutation and every path's spine from `seed`.
+    pub fn new(hosts: usize, leaves: usize, spines: usize, planes: usize, paths_per_plane: usize, seed: u64) -> Self {
+        let (h, p, k) = (hosts.max(2), planes.max(1), paths_per_plane.max(1));
+        let s = spines.max(1);
+        let mut rng = Rng::new(seed);
+        let dst = rng.derangement(h);
+        let spine = (0..h * p * k).map(|_| rng.below(s as u64) as usize).collect();
+        PermutationRoutes {
+            hosts: h,
+            leaves: leaves.clamp(1, h),
+            spines: s,
+            planes: p,
+            paths_per_plane: k,
+            dst,
+            spine,
+            rng,
+        }
+    }
+
+    fn leaf(&self, host: usize) -> usize {
+        host / self.hosts.div_ceil(self.leaves)
+    }
+
+    /// Uplink and downlink of path `j` of flow `f` on plane `p`; `None` within a leaf.
+    fn fabric_links(&self, f: usize, p: usize, j: usize) -> Option<(usize, usize)> {
+        let (h, l, s, np) = (self.hosts, self.leaves, self.spines, self.planes);
+        let (sl, dl) = (self.leaf(f), self.leaf(self.dst[f]));
+        if sl == dl {
+            return None;
+        }
+        let sp = self.spine[(f * np + p) * self.paths_per_plane + j];
+        let up = 2 * h * np + (p * l + sl) * s + sp;
+        let down = 2 * h * np + np * l * s + (p * s + sp) * l + dl;
+        Some((up, down))
+    }
+
+    /// Link capacities and flows for [`max_concurrent_flow`].
+    pub fn instance(&self) -> (Vec<f64>, Vec<Commodity>) {
+        let (h, l, s, np, k) = (self.hosts, self.leaves, self.spines, self.planes, self.paths_per_plane);
+        let fabric_cap = h.div_ceil(l) as f64 / s as f64;
+        let mut cap = vec![1.0; 2 * h * np];
+        cap.resize(2 * h * np + 2 * np * l * s, fabric_cap);
+        let flows = (0..h)
+            .map(|f| {
+                let mut paths = Vec::with_capacity(np * k);
+                for p in 0..np {
+                    let (tx, rx) = (f * np + p, h * np + self.dst[f] * np + p);
+                    for j in 0..k {
+                        paths.push(match self.fabric_links(f, p, j) {
+                            Some((up, down)) => vec![tx, up, down, rx],
+                            None => vec![tx, rx],
+                        });
+                    }
+                }
+                Commodity {
+                    demand: np as f64,
+                    paths,
+                }
+            })
+            .collect();
+        (cap, flows)
+    }
+
+    /// One round of re-routing: with every flow split evenly over its paths (spraying without
+    /// windows), move one path (drawn at random) off every fabric link loaded above its
+    /// capacity to a random spine. With `tries > 0` the new spine is the first of up to
+    /// `tries` random draws whose two links are below capacity (a re-route that knows which
+    /// routes are free); without such a draw the path stays. Returns the paths moved.
+    pub fn reroute_overfull(&mut self, tries: usize) -> usize {
+        let (h, np, k) = (self.hosts, self.planes, self.paths_per_plane);
+        let n_links = 2 * h * np + 2 * np * self.leaves * self.spines;
+        let cap = h.div_ceil(self.leaves) as f64 / self.spines as f64;
+        let share = 1.0 / k as f64;
+        let mut load = vec![0.0; n_links];
+        let mut on: Vec<Vec<(usize, usize, usize)>> = vec![Vec::new(); n_links];
+        for f in 0..h {
+            for p in 0..np {
+                for j in 0..k {
+                    if let Some((up, down)) = self.fabric_links(f, p, j) {
+                        for e in [up, down] {
+                            load[e] += share;
+                            on[e].push((f, p, j));
+                        }
+                    }
                 }
             }
-            Commodity {
-                demand: p as f64,
-                paths,
+        }
+        let mut moved = 0;
+        for e in 0..n_links {
+            if load[e] <= cap + 1e-9 || on[e].is_empty() {
+                continue;
             }
-        })
-        .collect();
-    (cap, flows)
+            let (f, p, j) = on[e][self.rng.below(on[e].len() as u64) as usize];
+            let Some((old_up, old_down)) = self.fabric_links(f, p, j) else {
+                continue;
+            };
+            let i = (f * np + p) * k + j;
+            let old = self.spine[i];
+            let mut pick = None;
+            for _ in 0..tries.max(1) {
+                self.spine[i] = self.rng.below(self.spines as u64) as usize;
+                let Some((up, down)) = self.fabric_links(f, p, j) else {
+                    break;
+                };
+                let fits = |x: usize, was: usize| x == was || load[x] + share <= cap + 1e-9;
+                if tries == 0 || (fits(up, old_up) && fits(down, old_down)) {
+                    pick = Some((up, down));
+                    break;
+                }
+            }
+            match pick {
+                Some((up, down)) if self.spine[i] != old => {
+                    load[old_up] -= share;
+                    load[old_down] -= share;
+                    load[up] += share;
+                    load[down] += share;
+                    moved += 1;
+                }
+                _ => self.spine[i] = old,
+            }
+        }
+        moved
+    }
 }
 
 #[cfg(test)]
@@ -244,12 +335,31 @@ mod tests {
     #[test]
     fn many_paths_per_plane_leave_no_routing_bound() {
         // 16 paths on one plane of the default fabric: every flow can reach its full rate.
-        let (cap, flows) = random_ecmp_permutation(64, 8, 8, 1, 16, 1);
+        let (cap, flows) = PermutationRoutes::new(64, 8, 8, 1, 16, 1).instance();
         let b = max_concurrent_flow(&cap, &flows, 0.05, 0.01, 20_000).unwrap();
         assert!(b.upper >= 0.999 && b.lower > 0.95, "{b:?}");
         // One path per flow: the hash collisions cap it well below.
-        let (cap, flows) = random_ecmp_permutation(64, 8, 8, 1, 1, 1);
+        let (cap, flows) = PermutationRoutes::new(64, 8, 8, 1, 1, 1).instance();
         let b = max_concurrent_flow(&cap, &flows, 0.05, 0.01, 20_000).unwrap();
         assert!(b.upper <= 0.5 + 1e-9, "{b:?}");
+    }
+
+    #[test]
+    fn rerouting_overfull_links_moves_paths_and_raises_the_bound() {
+        let mut r = PermutationRoutes::new(64, 8, 8, 8, 2, 1);
+        let bound = |r: &PermutationRoutes| {
+            let (cap, flows) = r.instance();
+            max_concurrent_flow(&cap, &flows, 0.05, 0.01, 20_000).unwrap()
+        };
+        let before = bound(&r);
+        let spines = r.spine.clone();
+        let moved: usize = (0..3).map(|_| r.reroute_overfull(8)).sum();
+        assert!(moved > 0);
+        let changed = spines.iter().zip(&r.spine).filter(|(a, b)| a != b).count();
+        assert!(changed > 0 && changed <= moved, "{changed} of {moved}");
+        // Moves only onto links with room: the lower bound of the new routes beats the
+        // upper bound of the old ones.
+        let after = bound(&r);
+        assert!(after.lower > before.upper, "{before:?} -> {after:?}");
     }
 }
