@@ -154,9 +154,25 @@ fn planes_small() {
         assert_eq!(r["integrity"], "ok");
         let frac = r["fraction_of_capacity"].as_f64().unwrap();
         assert!(frac > 0.0 && frac <= 1.0, "{r}");
+        // The routing bound is a bracket of a rate no flow split can beat (ports cap it at 1).
+        let (lo, up) = (
+            r["route_bound_lower"].as_f64().unwrap(),
+            r["route_bound_upper"].as_f64().unwrap(),
+        );
+        assert!(0.0 < lo && lo <= up && lo <= 1.0 + 1e-9 && up < 1.05, "{r}");
     }
     let m = rows(&s, "mroce");
     assert_eq!(m[0]["scaling_efficiency"], 1.0);
+    // mroce moves data between planes and has more paths per plane than a RoCEv2 QP: its
+    // routes allow more on every plane count (different draws, but far apart: ~1 against ≤ 0.5).
+    let rv = rows(&s, "rocev2");
+    for (a, b) in m.iter().zip(&rv) {
+        assert!(
+            a["route_bound_upper"].as_f64().unwrap() >= b["route_bound_lower"].as_f64().unwrap(),
+            "{a} vs {b}"
+        );
+        assert_eq!(b["route_paths_per_plane"], 1);
+    }
     // More planes carry more bytes per second.
     assert!(m[2]["goodput_gbps"].as_f64().unwrap() > m[0]["goodput_gbps"].as_f64().unwrap());
 }

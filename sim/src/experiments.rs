@@ -645,7 +645,11 @@ impl Default for Planes {
     }
 }
 
-/// Aggregate permutation goodput with 1, 2, 4, 8 planes of fixed port rate.
+/// Spine draws behind each row's `route_bound` in `planes`.
+pub const ROUTE_BOUND_DRAWS: usize = 5;
+
+/// Aggregate permutation goodput with 1, 2, 4, 8 planes of fixed port rate, and the routing
+/// bound of each row's shape (`route_bound`).
 pub fn planes(c: &Common, p: &Planes, factory: &mut Factory<'_>, hooks: &mut dyn Hooks) -> Result<Summary, String> {
     let t0 = Instant::now();
     let mut cx = Ctx {
@@ -684,6 +688,24 @@ pub fn planes(c: &Common, p: &Planes, factory: &mut Factory<'_>, hooks: &mut dyn
             }
             let eff = one.map(|o| if o > 0.0 { g / (o * f64::from(np)) } else { 0.0 });
             let cap = f.host_gbps * f.hosts as f64;
+            // What the routes allow: a RoCEv2 QP has one path, and each plane's NIC carries a
+            // fixed share; an mroce connection spreads its paths and its data over the planes.
+            let per_plane = match kind {
+                Kind::Mroce => (usize::from(c.paths) / usize::from(np)).max(1),
+                Kind::Rocev2 => 1,
+            };
+            let bound = crate::route_bound::permutation_bound(
+                &perm,
+                f.leaves,
+                f.spines,
+                usize::from(np),
+                per_plane,
+                f.fabric_link_gbps() / f.host_port_gbps(),
+                !kind.spans_planes(),
+                ROUTE_BOUND_DRAWS,
+                derive_seed(c.seed, 0xB0B0 + u64::from(np)),
+            )
+            .map_err(|e| format!("route bound: {e}"))?;
             if np == 8 {
                 acc.insert(format!("{kind}_scaling_efficiency_at_8"), json!(eff));
             }
@@ -693,6 +715,10 @@ pub fn planes(c: &Common, p: &Planes, factory: &mut Factory<'_>, hooks: &mut dyn
                 "goodput_gbps": g,
                 "scaling_efficiency": eff,
                 "fraction_of_capacity": g / cap,
+                "route_bound_lower": bound.lower,
+                "route_bound_upper": bound.upper,
+                "route_paths_per_plane": bound.paths_per_plane,
+                "share_of_route_bound": g / cap / bound.upper,
                 "host_gbps": f.host_gbps,
                 "bytes_per_flow": bytes,
                 "retransmits": r.counter("retransmits"),
@@ -707,6 +733,11 @@ pub fn planes(c: &Common, p: &Planes, factory: &mut Factory<'_>, hooks: &mut dyn
         "bytes_per_flow_per_plane": p.bytes_per_plane,
         "workload": "random permutation, one flow per host",
         "efficiency_definition": "aggregate goodput (all flows done) at P planes / (P x the same at 1 plane)",
+        "route_bound_definition": format!(
+            "largest fraction of capacity every flow of this permutation can reach at once with any split over its paths \
+             (maximum concurrent flow; rocev2: each plane a fixed share of every flow), each path on a uniformly drawn \
+             spine of its plane; medians over {ROUTE_BOUND_DRAWS} \
+             draws of a feasible split (lower) and an LP-dual certificate (upper); sim/src/route_bound.rs"),
     });
     let s = cx.summary("planes", t0, rows, params, Value::Object(acc));
     crate::output::write_planes(c.out.as_deref(), &s)?;

@@ -128,12 +128,12 @@ pub fn max_concurrent_flow(
     Ok(b)
 }
 
-/// A random permutation on a multi-plane two-tier leaf-spine fabric with 1:1 uplinks, each
-/// flow with `paths_per_plane` paths on every plane whose spines are drawn uniformly (a
-/// stand-in for the switches' hash of random entropies). Links: each host's transmit and
-/// receive port per plane (capacity 1), each leaf's uplink to each spine and each spine's
-/// downlink to each leaf per plane (capacity hosts per leaf / spines). Demands are `planes`:
-/// λ is then the fraction of a host's total port capacity every flow can get at once.
+/// A permutation on a multi-plane two-tier leaf-spine fabric, each flow with
+/// `paths_per_plane` paths on every plane whose spines are drawn uniformly (a stand-in for
+/// the switches' hash of random entropies). Links: each host's transmit and receive port per
+/// plane (capacity 1), each leaf's uplink to each spine and each spine's downlink to each leaf
+/// per plane (capacity `fabric_cap` host ports: hosts per leaf / spines at 1:1). Demands are
+/// `planes`: λ is then the fraction of a host's total port capacity every flow can get at once.
 #[derive(Debug, Clone)]
 pub struct PermutationRoutes {
     hosts: usize,
@@ -141,6 +141,10 @@ pub struct PermutationRoutes {
     spines: usize,
     planes: usize,
     paths_per_plane: usize,
+    fabric_cap: f64,
+    /// Each plane carries a fixed 1/`planes` of every flow (one single-plane NIC per plane, as
+    /// RoCEv2 multi-rail), instead of any split the NIC chooses.
+    fixed_plane_share: bool,
     /// Destination of each host's flow.
     dst: Vec<usize>,
     /// Spine of path `j` of flow `f` on plane `p`: `spine[(f * planes + p) * paths_per_plane + j]`.
@@ -149,12 +153,48 @@ pub struct PermutationRoutes {
 }
 
 impl PermutationRoutes {
-    /// Draw the permutation and every path's spine from `seed`.
+    /// A random permutation (a derangement drawn from `seed`) on a 1:1 fabric, and every
+    /// path's spine, also from `seed`.
     pub fn new(hosts: usize, leaves: usize, spines: usize, planes: usize, paths_per_plane: usize, seed: u64) -> Self {
-        let (h, p, k) = (hosts.max(2), planes.max(1), paths_per_plane.max(1));
-        let s = spines.max(1);
         let mut rng = Rng::new(seed);
-        let dst = rng.derangement(h);
+        let dst = rng.derangement(hosts.max(2));
+        let l = leaves.clamp(1, hosts.max(2));
+        let cap = hosts.max(2).div_ceil(l) as f64 / spines.max(1) as f64;
+        Self::with_rng(dst, l, spines, planes, paths_per_plane, cap, rng)
+    }
+
+    /// The permutation `dst` (host `i` sends to `dst[i]`; an entry out of range or equal to
+    /// its index sends nothing across the fabric), fabric links of `fabric_cap` host ports,
+    /// and every path's spine drawn from `seed`.
+    pub fn with_destinations(
+        dst: Vec<usize>,
+        leaves: usize,
+        spines: usize,
+        planes: usize,
+        paths_per_plane: usize,
+        fabric_cap: f64,
+        seed: u64,
+    ) -> Self {
+        Self::with_rng(dst, leaves, spines, planes, paths_per_plane, fabric_cap, Rng::new(seed))
+    }
+
+    fn with_rng(
+        dst: Vec<usize>,
+        leaves: usize,
+        spines: usize,
+        planes: usize,
+        paths_per_plane: usize,
+        fabric_cap: f64,
+        mut rng: Rng,
+    ) -> Self {
+        let h = dst.len().max(1);
+        let (p, k, s) = (planes.max(1), paths_per_plane.max(1), spines.max(1));
+        // A flow to itself or nowhere stays inside its leaf: it uses no spine.
+        let dst = dst
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| if d < h { d } else { i })
+            .collect();
         let spine = (0..h * p * k).map(|_| rng.below(s as u64) as usize).collect();
         PermutationRoutes {
             hosts: h,
@@ -162,10 +202,20 @@ impl PermutationRoutes {
             spines: s,
             planes: p,
             paths_per_plane: k,
+            fabric_cap,
+            fixed_plane_share: false,
             dst,
             spine,
             rng,
         }
+    }
+
+    /// Give every plane a fixed 1/`planes` of each flow (`true`: one NIC per plane, each with
+    /// its own share of the data) or let the flow split over the planes freely (`false`, the
+    /// default: one NIC over all planes).
+    pub fn fixed_plane_share(mut self, fixed: bool) -> Self {
+        self.fixed_plane_share = fixed;
+        self
     }
 
     fn leaf(&self, host: usize) -> usize {
@@ -188,27 +238,34 @@ impl PermutationRoutes {
     /// Link capacities and flows for [`max_concurrent_flow`].
     pub fn instance(&self) -> (Vec<f64>, Vec<Commodity>) {
         let (h, l, s, np, k) = (self.hosts, self.leaves, self.spines, self.planes, self.paths_per_plane);
-        let fabric_cap = h.div_ceil(l) as f64 / s as f64;
         let mut cap = vec![1.0; 2 * h * np];
-        cap.resize(2 * h * np + 2 * np * l * s, fabric_cap);
-        let flows = (0..h)
-            .map(|f| {
-                let mut paths = Vec::with_capacity(np * k);
-                for p in 0..np {
-                    let (tx, rx) = (f * np + p, h * np + self.dst[f] * np + p);
-                    for j in 0..k {
-                        paths.push(match self.fabric_links(f, p, j) {
-                            Some((up, down)) => vec![tx, up, down, rx],
-                            None => vec![tx, rx],
-                        });
-                    }
+        cap.resize(2 * h * np + 2 * np * l * s, self.fabric_cap);
+        let mut flows = Vec::with_capacity(h * np);
+        for f in 0..h {
+            let mut paths = Vec::with_capacity(np * k);
+            for p in 0..np {
+                let (tx, rx) = (f * np + p, h * np + self.dst[f] * np + p);
+                for j in 0..k {
+                    paths.push(match self.fabric_links(f, p, j) {
+                        Some((up, down)) => vec![tx, up, down, rx],
+                        None => vec![tx, rx],
+                    });
                 }
-                Commodity {
+                if self.fixed_plane_share {
+                    // One commodity per plane: its share cannot move to another plane.
+                    flows.push(Commodity {
+                        demand: 1.0,
+                        paths: std::mem::take(&mut paths),
+                    });
+                }
+            }
+            if !self.fixed_plane_share {
+                flows.push(Commodity {
                     demand: np as f64,
                     paths,
-                }
-            })
-            .collect();
+                });
+            }
+        }
         (cap, flows)
     }
 
@@ -220,7 +277,7 @@ impl PermutationRoutes {
     pub fn reroute_overfull(&mut self, tries: usize) -> usize {
         let (h, np, k) = (self.hosts, self.planes, self.paths_per_plane);
         let n_links = 2 * h * np + 2 * np * self.leaves * self.spines;
-        let cap = h.div_ceil(self.leaves) as f64 / self.spines as f64;
+        let cap = self.fabric_cap;
         let share = 1.0 / k as f64;
         let mut load = vec![0.0; n_links];
         let mut on: Vec<Vec<(usize, usize, usize)>> = vec![Vec::new(); n_links];
@@ -272,6 +329,65 @@ impl PermutationRoutes {
         }
         moved
     }
+}
+
+/// The routing bound over `draws` independent draws of the spines: medians of the brackets.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct DrawnBound {
+    /// Median of the feasible λ.
+    pub lower: f64,
+    /// Median of the certified upper bound on λ.
+    pub upper: f64,
+    /// Spine draws.
+    pub draws: usize,
+    /// Paths per flow and plane.
+    pub paths_per_plane: usize,
+}
+
+/// Bound the permutation `dst` on `planes` planes of `leaves` × `spines` with
+/// `paths_per_plane` paths per flow (`fixed_plane_share`: see
+/// [`PermutationRoutes::fixed_plane_share`]), over `draws` draws of the spines from `seed`
+/// (fast settings: brackets within a few per cent).
+#[allow(clippy::too_many_arguments)]
+pub fn permutation_bound(
+    dst: &[usize],
+    leaves: usize,
+    spines: usize,
+    planes: usize,
+    paths_per_plane: usize,
+    fabric_cap: f64,
+    fixed_plane_share: bool,
+    draws: usize,
+    seed: u64,
+) -> Result<DrawnBound, RouteBoundError> {
+    let mut lo = Vec::new();
+    let mut up = Vec::new();
+    for d in 0..draws.max(1) {
+        let r = PermutationRoutes::with_destinations(
+            dst.to_vec(),
+            leaves,
+            spines,
+            planes,
+            paths_per_plane,
+            fabric_cap,
+            crate::rng::derive_seed(seed, d as u64),
+        )
+        .fixed_plane_share(fixed_plane_share);
+        let (cap, flows) = r.instance();
+        let b = max_concurrent_flow(&cap, &flows, 0.05, 0.01, 50_000)?;
+        lo.push(b.lower);
+        up.push(b.upper);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    Ok(DrawnBound {
+        lower: median(&mut lo),
+        upper: median(&mut up),
+        draws: draws.max(1),
+        paths_per_plane: paths_per_plane.max(1),
+    })
 }
 
 #[cfg(test)]
@@ -342,6 +458,24 @@ mod tests {
         let (cap, flows) = PermutationRoutes::new(64, 8, 8, 1, 1, 1).instance();
         let b = max_concurrent_flow(&cap, &flows, 0.05, 0.01, 20_000).unwrap();
         assert!(b.upper <= 0.5 + 1e-9, "{b:?}");
+    }
+
+    #[test]
+    fn a_fixed_plane_share_bounds_no_higher_than_a_free_split() {
+        // The same routes: a flow that may move data between planes does at least as well.
+        let r = PermutationRoutes::new(64, 8, 8, 4, 1, 3);
+        let free = r.instance();
+        let fixed = r.clone().fixed_plane_share(true).instance();
+        assert_eq!(fixed.1.len(), 4 * free.1.len());
+        let b_free = max_concurrent_flow(&free.0, &free.1, 0.05, 0.01, 20_000).unwrap();
+        let b_fixed = max_concurrent_flow(&fixed.0, &fixed.1, 0.05, 0.01, 20_000).unwrap();
+        assert!(b_fixed.lower <= b_free.upper, "{b_fixed:?} vs {b_free:?}");
+        // One path per plane, hashed: some plane has a collision, and a fixed share cannot
+        // avoid it.
+        assert!(
+            b_fixed.upper <= 0.5 + 1e-9 && b_free.lower > 0.5,
+            "{b_fixed:?} vs {b_free:?}"
+        );
     }
 
     #[test]
