@@ -102,14 +102,14 @@ pub fn max_concurrent_flow(
         if d >= 1.0 || b.upper - b.lower <= gap * b.upper {
             break;
         }
-        for f in flows {
+        for (i, f) in flows.iter().enumerate() {
             let mut left = f.demand;
             while left > 1e-12 * f.demand {
                 let p = f
                     .paths
                     .iter()
                     .min_by(|a, b| path_len(&len, a).total_cmp(&path_len(&len, b)))
-                    .ok_or(RouteBoundError::EmptyPath(0))?;
+                    .ok_or(RouteBoundError::EmptyPath(i))?;
                 let u = p.iter().map(|&e| cap[e]).fold(left, f64::min);
                 for &e in p {
                     load[e] += u;
