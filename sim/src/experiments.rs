@@ -694,18 +694,17 @@ pub fn planes(c: &Common, p: &Planes, factory: &mut Factory<'_>, hooks: &mut dyn
                 Kind::Mroce => (usize::from(c.paths) / usize::from(np)).max(1),
                 Kind::Rocev2 => 1,
             };
-            let bound = crate::route_bound::permutation_bound(
-                &perm,
-                f.leaves,
-                f.spines,
-                usize::from(np),
-                per_plane,
-                f.fabric_link_gbps() / f.host_port_gbps(),
-                !kind.spans_planes(),
-                ROUTE_BOUND_DRAWS,
-                derive_seed(c.seed, 0xB0B0 + u64::from(np)),
-            )
-            .map_err(|e| format!("route bound: {e}"))?;
+            let shape = crate::route_bound::RouteShape {
+                leaves: f.leaves,
+                spines: f.spines,
+                planes: usize::from(np),
+                paths_per_plane: per_plane,
+                fabric_cap: f.fabric_link_gbps() / f.host_port_gbps(),
+                fixed_plane_share: !kind.spans_planes(),
+            };
+            let seed = derive_seed(c.seed, 0xB0B0 + u64::from(np));
+            let bound = crate::route_bound::permutation_bound(&perm, shape, ROUTE_BOUND_DRAWS, seed)
+                .map_err(|e| format!("route bound: {e}"))?;
             if np == 8 {
                 acc.insert(format!("{kind}_scaling_efficiency_at_8"), json!(eff));
             }

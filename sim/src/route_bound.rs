@@ -128,23 +128,49 @@ pub fn max_concurrent_flow(
     Ok(b)
 }
 
-/// A permutation on a multi-plane two-tier leaf-spine fabric, each flow with
-/// `paths_per_plane` paths on every plane whose spines are drawn uniformly (a stand-in for
-/// the switches' hash of random entropies). Links: each host's transmit and receive port per
-/// plane (capacity 1), each leaf's uplink to each spine and each spine's downlink to each leaf
-/// per plane (capacity `fabric_cap` host ports: hosts per leaf / spines at 1:1). Demands are
-/// `planes`: λ is then the fraction of a host's total port capacity every flow can get at once.
+/// The shape of a multi-plane two-tier leaf-spine fabric and of the flows' paths on it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RouteShape {
+    /// Leaves per plane (hosts are spread over them in order).
+    pub leaves: usize,
+    /// Spines per plane.
+    pub spines: usize,
+    /// Planes.
+    pub planes: usize,
+    /// Paths of each flow on every plane.
+    pub paths_per_plane: usize,
+    /// Capacity of a leaf-spine link in host ports (hosts per leaf / spines at 1:1).
+    pub fabric_cap: f64,
+    /// Each plane carries a fixed 1/`planes` of every flow (one single-plane NIC per plane, as
+    /// RoCEv2 multi-rail) instead of any split the NIC chooses (one NIC over all planes).
+    pub fixed_plane_share: bool,
+}
+
+impl RouteShape {
+    /// A 1:1 fabric for `hosts` hosts, flows free to split over the planes.
+    pub fn one_to_one(hosts: usize, leaves: usize, spines: usize, planes: usize, paths_per_plane: usize) -> Self {
+        let l = leaves.clamp(1, hosts.max(1));
+        RouteShape {
+            leaves: l,
+            spines: spines.max(1),
+            planes,
+            paths_per_plane,
+            fabric_cap: hosts.max(1).div_ceil(l) as f64 / spines.max(1) as f64,
+            fixed_plane_share: false,
+        }
+    }
+}
+
+/// A permutation on a [`RouteShape`], each path on a uniformly drawn spine of its plane (a
+/// stand-in for the switches' hash of random entropies). Links: each host's transmit and
+/// receive port per plane (capacity 1), each leaf's uplink to each spine and each spine's
+/// downlink to each leaf per plane (capacity `fabric_cap`). A flow's demand is `planes` (or 1
+/// per plane with a fixed share): λ is then the fraction of a host's total port capacity every
+/// flow can get at once.
 #[derive(Debug, Clone)]
 pub struct PermutationRoutes {
     hosts: usize,
-    leaves: usize,
-    spines: usize,
-    planes: usize,
-    paths_per_plane: usize,
-    fabric_cap: f64,
-    /// Each plane carries a fixed 1/`planes` of every flow (one single-plane NIC per plane, as
-    /// RoCEv2 multi-rail), instead of any split the NIC chooses.
-    fixed_plane_share: bool,
+    shape: RouteShape,
     /// Destination of each host's flow.
     dst: Vec<usize>,
     /// Spine of path `j` of flow `f` on plane `p`: `spine[(f * planes + p) * paths_per_plane + j]`.
@@ -158,78 +184,60 @@ impl PermutationRoutes {
     pub fn new(hosts: usize, leaves: usize, spines: usize, planes: usize, paths_per_plane: usize, seed: u64) -> Self {
         let mut rng = Rng::new(seed);
         let dst = rng.derangement(hosts.max(2));
-        let l = leaves.clamp(1, hosts.max(2));
-        let cap = hosts.max(2).div_ceil(l) as f64 / spines.max(1) as f64;
-        Self::with_rng(dst, l, spines, planes, paths_per_plane, cap, rng)
+        let shape = RouteShape::one_to_one(hosts.max(2), leaves, spines, planes, paths_per_plane);
+        Self::with_rng(dst, shape, rng)
     }
 
     /// The permutation `dst` (host `i` sends to `dst[i]`; an entry out of range or equal to
-    /// its index sends nothing across the fabric), fabric links of `fabric_cap` host ports,
-    /// and every path's spine drawn from `seed`.
-    pub fn with_destinations(
-        dst: Vec<usize>,
-        leaves: usize,
-        spines: usize,
-        planes: usize,
-        paths_per_plane: usize,
-        fabric_cap: f64,
-        seed: u64,
-    ) -> Self {
-        Self::with_rng(dst, leaves, spines, planes, paths_per_plane, fabric_cap, Rng::new(seed))
+    /// its index sends nothing across the fabric) on `shape`, every path's spine drawn from
+    /// `seed`.
+    pub fn with_destinations(dst: Vec<usize>, shape: RouteShape, seed: u64) -> Self {
+        Self::with_rng(dst, shape, Rng::new(seed))
     }
 
-    fn with_rng(
-        dst: Vec<usize>,
-        leaves: usize,
-        spines: usize,
-        planes: usize,
-        paths_per_plane: usize,
-        fabric_cap: f64,
-        mut rng: Rng,
-    ) -> Self {
+    fn with_rng(dst: Vec<usize>, shape: RouteShape, mut rng: Rng) -> Self {
         let h = dst.len().max(1);
-        let (p, k, s) = (planes.max(1), paths_per_plane.max(1), spines.max(1));
+        let shape = RouteShape {
+            leaves: shape.leaves.clamp(1, h),
+            spines: shape.spines.max(1),
+            planes: shape.planes.max(1),
+            paths_per_plane: shape.paths_per_plane.max(1),
+            ..shape
+        };
         // A flow to itself or nowhere stays inside its leaf: it uses no spine.
         let dst = dst
             .iter()
             .enumerate()
             .map(|(i, &d)| if d < h { d } else { i })
             .collect();
-        let spine = (0..h * p * k).map(|_| rng.below(s as u64) as usize).collect();
+        let n = h * shape.planes * shape.paths_per_plane;
+        let spine = (0..n).map(|_| rng.below(shape.spines as u64) as usize).collect();
         PermutationRoutes {
             hosts: h,
-            leaves: leaves.clamp(1, h),
-            spines: s,
-            planes: p,
-            paths_per_plane: k,
-            fabric_cap,
-            fixed_plane_share: false,
+            shape,
             dst,
             spine,
             rng,
         }
     }
 
-    /// Give every plane a fixed 1/`planes` of each flow (`true`: one NIC per plane, each with
-    /// its own share of the data) or let the flow split over the planes freely (`false`, the
-    /// default: one NIC over all planes).
-    pub fn fixed_plane_share(mut self, fixed: bool) -> Self {
-        self.fixed_plane_share = fixed;
-        self
+    /// The shape, with its counts raised to at least 1.
+    pub fn shape(&self) -> &RouteShape {
+        &self.shape
     }
 
     fn leaf(&self, host: usize) -> usize {
-        host / self.hosts.div_ceil(self.leaves)
+        host / self.hosts.div_ceil(self.shape.leaves)
     }
 
     /// Uplink and downlink of path `j` of flow `f` on plane `p`; `None` within a leaf.
     fn fabric_links(&self, f: usize, p: usize, j: usize) -> Option<(usize, usize)> {
-        let (h, l, s, np) = (self.hosts, self.leaves, self.spines, self.planes);
+        let (h, l, s, np) = (self.hosts, self.shape.leaves, self.shape.spines, self.shape.planes);
         let (sl, dl) = (self.leaf(f), self.leaf(self.dst[f]));
         if sl == dl {
             return None;
         }
-        let sp = self.spine[(f * np + p) * self.paths_per_plane + j];
+        let sp = self.spine[(f * np + p) * self.shape.paths_per_plane + j];
         let up = 2 * h * np + (p * l + sl) * s + sp;
         let down = 2 * h * np + np * l * s + (p * s + sp) * l + dl;
         Some((up, down))
@@ -237,9 +245,15 @@ impl PermutationRoutes {
 
     /// Link capacities and flows for [`max_concurrent_flow`].
     pub fn instance(&self) -> (Vec<f64>, Vec<Commodity>) {
-        let (h, l, s, np, k) = (self.hosts, self.leaves, self.spines, self.planes, self.paths_per_plane);
+        let (h, l, s, np, k) = (
+            self.hosts,
+            self.shape.leaves,
+            self.shape.spines,
+            self.shape.planes,
+            self.shape.paths_per_plane,
+        );
         let mut cap = vec![1.0; 2 * h * np];
-        cap.resize(2 * h * np + 2 * np * l * s, self.fabric_cap);
+        cap.resize(2 * h * np + 2 * np * l * s, self.shape.fabric_cap);
         let mut flows = Vec::with_capacity(h * np);
         for f in 0..h {
             let mut paths = Vec::with_capacity(np * k);
@@ -251,7 +265,7 @@ impl PermutationRoutes {
                         None => vec![tx, rx],
                     });
                 }
-                if self.fixed_plane_share {
+                if self.shape.fixed_plane_share {
                     // One commodity per plane: its share cannot move to another plane.
                     flows.push(Commodity {
                         demand: 1.0,
@@ -259,7 +273,7 @@ impl PermutationRoutes {
                     });
                 }
             }
-            if !self.fixed_plane_share {
+            if !self.shape.fixed_plane_share {
                 flows.push(Commodity {
                     demand: np as f64,
                     paths,
@@ -275,9 +289,9 @@ impl PermutationRoutes {
     /// `tries` random draws whose two links are below capacity (a re-route that knows which
     /// routes are free); without such a draw the path stays. Returns the paths moved.
     pub fn reroute_overfull(&mut self, tries: usize) -> usize {
-        let (h, np, k) = (self.hosts, self.planes, self.paths_per_plane);
-        let n_links = 2 * h * np + 2 * np * self.leaves * self.spines;
-        let cap = self.fabric_cap;
+        let (h, np, k) = (self.hosts, self.shape.planes, self.shape.paths_per_plane);
+        let n_links = 2 * h * np + 2 * np * self.shape.leaves * self.shape.spines;
+        let cap = self.shape.fabric_cap;
         let share = 1.0 / k as f64;
         let mut load = vec![0.0; n_links];
         let mut on: Vec<Vec<(usize, usize, usize)>> = vec![Vec::new(); n_links];
@@ -306,7 +320,7 @@ impl PermutationRoutes {
             let old = self.spine[i];
             let mut pick = None;
             for _ in 0..tries.max(1) {
-                self.spine[i] = self.rng.below(self.spines as u64) as usize;
+                self.spine[i] = self.rng.below(self.shape.spines as u64) as usize;
                 let Some((up, down)) = self.fabric_links(f, p, j) else {
                     break;
                 };
@@ -344,35 +358,18 @@ pub struct DrawnBound {
     pub paths_per_plane: usize,
 }
 
-/// Bound the permutation `dst` on `planes` planes of `leaves` × `spines` with
-/// `paths_per_plane` paths per flow (`fixed_plane_share`: see
-/// [`PermutationRoutes::fixed_plane_share`]), over `draws` draws of the spines from `seed`
-/// (fast settings: brackets within a few per cent).
-#[allow(clippy::too_many_arguments)]
+/// Bound the permutation `dst` on `shape` over `draws` draws of the spines from `seed` (fast
+/// settings: brackets within a few per cent).
 pub fn permutation_bound(
     dst: &[usize],
-    leaves: usize,
-    spines: usize,
-    planes: usize,
-    paths_per_plane: usize,
-    fabric_cap: f64,
-    fixed_plane_share: bool,
+    shape: RouteShape,
     draws: usize,
     seed: u64,
 ) -> Result<DrawnBound, RouteBoundError> {
     let mut lo = Vec::new();
     let mut up = Vec::new();
     for d in 0..draws.max(1) {
-        let r = PermutationRoutes::with_destinations(
-            dst.to_vec(),
-            leaves,
-            spines,
-            planes,
-            paths_per_plane,
-            fabric_cap,
-            crate::rng::derive_seed(seed, d as u64),
-        )
-        .fixed_plane_share(fixed_plane_share);
+        let r = PermutationRoutes::with_destinations(dst.to_vec(), shape, crate::rng::derive_seed(seed, d as u64));
         let (cap, flows) = r.instance();
         let b = max_concurrent_flow(&cap, &flows, 0.05, 0.01, 50_000)?;
         lo.push(b.lower);
@@ -386,7 +383,7 @@ pub fn permutation_bound(
         lower: median(&mut lo),
         upper: median(&mut up),
         draws: draws.max(1),
-        paths_per_plane: paths_per_plane.max(1),
+        paths_per_plane: shape.paths_per_plane.max(1),
     })
 }
 
@@ -465,7 +462,9 @@ mod tests {
         // The same routes: a flow that may move data between planes does at least as well.
         let r = PermutationRoutes::new(64, 8, 8, 4, 1, 3);
         let free = r.instance();
-        let fixed = r.clone().fixed_plane_share(true).instance();
+        let mut same_routes = r.clone();
+        same_routes.shape.fixed_plane_share = true;
+        let fixed = same_routes.instance();
         assert_eq!(fixed.1.len(), 4 * free.1.len());
         let b_free = max_concurrent_flow(&free.0, &free.1, 0.05, 0.01, 20_000).unwrap();
         let b_fixed = max_concurrent_flow(&fixed.0, &fixed.1, 0.05, 0.01, 20_000).unwrap();
