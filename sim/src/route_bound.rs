@@ -105,10 +105,12 @@ pub fn max_concurrent_flow(
         for (i, f) in flows.iter().enumerate() {
             let mut left = f.demand;
             while left > 1e-12 * f.demand {
-                let p = f
+                // Each path's length once, not once per comparison: this is the inner loop.
+                let (p, _) = f
                     .paths
                     .iter()
-                    .min_by(|a, b| path_len(&len, a).total_cmp(&path_len(&len, b)))
+                    .map(|p| (p, path_len(&len, p)))
+                    .min_by(|a, b| a.1.total_cmp(&b.1))
                     .ok_or(RouteBoundError::EmptyPath(i))?;
                 let u = p.iter().map(|&e| cap[e]).fold(left, f64::min);
                 for &e in p {
@@ -226,6 +228,12 @@ impl PermutationRoutes {
         &self.shape
     }
 
+    /// Links: ports (transmit, receive) per host and plane, then uplinks, then downlinks.
+    fn link_count(&self) -> usize {
+        let (h, np) = (self.hosts, self.shape.planes);
+        2 * h * np + 2 * np * self.shape.leaves * self.shape.spines
+    }
+
     fn leaf(&self, host: usize) -> usize {
         host / self.hosts.div_ceil(self.shape.leaves)
     }
@@ -245,15 +253,9 @@ impl PermutationRoutes {
 
     /// Link capacities and flows for [`max_concurrent_flow`].
     pub fn instance(&self) -> (Vec<f64>, Vec<Commodity>) {
-        let (h, l, s, np, k) = (
-            self.hosts,
-            self.shape.leaves,
-            self.shape.spines,
-            self.shape.planes,
-            self.shape.paths_per_plane,
-        );
+        let (h, np, k) = (self.hosts, self.shape.planes, self.shape.paths_per_plane);
         let mut cap = vec![1.0; 2 * h * np];
-        cap.resize(2 * h * np + 2 * np * l * s, self.shape.fabric_cap);
+        cap.resize(self.link_count(), self.shape.fabric_cap);
         let mut flows = Vec::with_capacity(h * np);
         for f in 0..h {
             let mut paths = Vec::with_capacity(np * k);
@@ -290,7 +292,7 @@ impl PermutationRoutes {
     /// routes are free); without such a draw the path stays. Returns the paths moved.
     pub fn reroute_overfull(&mut self, tries: usize) -> usize {
         let (h, np, k) = (self.hosts, self.shape.planes, self.shape.paths_per_plane);
-        let n_links = 2 * h * np + 2 * np * self.shape.leaves * self.shape.spines;
+        let n_links = self.link_count();
         let cap = self.shape.fabric_cap;
         let share = 1.0 / k as f64;
         let mut load = vec![0.0; n_links];
