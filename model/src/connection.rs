@@ -321,6 +321,17 @@ pub struct Connection {
     failed: VecDeque<(u16, u32, u8)>,
     pub(crate) last_rx_data: Nanos,
     pub(crate) rate_hint_mbps: u32,
+    /// Packets in flight the last rate hint allows (SPEC.md §8.5); `u16::MAX` before one.
+    hint_limit: u16,
+    /// Limit held above `hint_limit` while a cut left more in flight (0 = none): it steps
+    /// down with deliveries and losses instead of stopping the connection (§8.5).
+    limit_hold: u16,
+    /// Packets in flight when the hold began (H0).
+    hold_start: u16,
+    /// Packets delivered since the hold began.
+    hold_delivered: u16,
+    /// Packets found lost since the hold began.
+    hold_lost: u16,
     pub(crate) in_ready: bool,
     /// The last `poll_transmit` found data and an eligible path, but only on planes whose
     /// port was busy.
@@ -421,6 +432,11 @@ impl Connection {
             failed: VecDeque::new(),
             last_rx_data: 0,
             rate_hint_mbps: 0,
+            hint_limit: u16::MAX,
+            limit_hold: 0,
+            hold_start: 0,
+            hold_delivered: 0,
+            hold_lost: 0,
             in_ready: false,
             port_blocked: false,
             scheduled: None,
@@ -926,7 +942,7 @@ impl Connection {
             // Over-committed (a lower hint came with more in flight, as in an incast): the
             // paths' tails were probably dropped and nothing follows them, so the owed
             // trailing probes go now (SPEC.md §8.4).
-            if self.sel.total_inflight() > self.sel.conn_limit() {
+            if self.sel.total_inflight() > self.sel.conn_limit().min(self.hint_limit) {
                 return self.poll_trailing_probe(now, local, buf, ctx);
             }
             return None;
@@ -1056,7 +1072,9 @@ impl Connection {
         }
         if a.rate_hint_mbps != 0 {
             self.rate_hint_mbps = a.rate_hint_mbps;
-            self.apply_rate_hint();
+            if self.apply_rate_hint() {
+                ctx.counters.limit_holds += 1;
+            }
         }
         // Highest acknowledged PSN in the bitmap, for gap-based loss detection.
         let mut highest: Option<u32> = None;
@@ -1113,6 +1131,9 @@ impl Connection {
             }
             ctx.counters.ecn_reroutes += 1;
         }
+        // probes are outside the connection's flight (path_selector::credit)
+        let data_acked = acked.saturating_sub(probes);
+        self.descend_hold(data_acked, (acked + lost).saturating_sub(probes) - data_acked);
         if a.ecn_count > 0 {
             ctx.counters.ecn_echoes += 1;
         }
@@ -1332,7 +1353,9 @@ impl Connection {
         self.complete_tx(ctx);
     }
 
-    fn apply_rate_hint(&mut self) {
+    /// Apply `rate_hint_mbps`; true if it began a hold.
+    fn apply_rate_hint(&mut self) -> bool {
+        let mut began = false;
         let min_rtt = (0..self.paths as usize)
             .filter(|&p| self.rtt[p].valid)
             .map(|p| self.rtt[p].min)
@@ -1343,8 +1366,52 @@ impl Connection {
             // delay (up to ACK_COALESCE packets per path), and the share must be reachable.
             let bytes = u64::from(self.rate_hint_mbps) * u64::from(rtt) / 8000;
             let pkts = (bytes * 2) / frame + 2;
-            self.sel.set_conn_limit(pkts.min(u64::from(u16::MAX)) as u16);
+            self.hint_limit = pkts.min(u64::from(u16::MAX)) as u16;
+            // A cut below what is in flight holds the limit there (never above the previous
+            // one) and lets it descend (SPEC.md §8.5).
+            let inflight = self.sel.total_inflight().min(self.sel.conn_limit());
+            if self.limit_hold == 0 && inflight > self.hint_limit {
+                self.limit_hold = inflight;
+                self.hold_start = inflight;
+                self.hold_delivered = 0;
+                self.hold_lost = 0;
+                began = true;
+            }
+            self.refresh_hold();
         }
+        began
+    }
+
+    /// Count deliveries and losses against the held limit.
+    fn descend_hold(&mut self, delivered: u16, lost: u16) {
+        if self.limit_hold == 0 {
+            return;
+        }
+        self.hold_delivered = self.hold_delivered.saturating_add(delivered);
+        self.hold_lost = self.hold_lost.saturating_add(lost);
+        self.refresh_hold();
+    }
+
+    /// Limit of a held connection, by proportional rate reduction (RFC 6937): what it had in
+    /// flight at the cut (H0), less what was delivered or lost since, plus `hint_limit` of
+    /// every H0 delivered; released once that reaches the hinted limit.
+    fn refresh_hold(&mut self) {
+        if self.limit_hold != 0 {
+            let h0 = u64::from(self.hold_start).max(1);
+            let l = u64::from(self.hint_limit).min(h0);
+            let d = u64::from(self.hold_delivered);
+            let left = (h0 + d * l / h0).saturating_sub(d + u64::from(self.hold_lost)).min(h0);
+            self.limit_hold = if left <= u64::from(self.hint_limit) {
+                0
+            } else {
+                left as u16
+            };
+        }
+        self.push_conn_limit();
+    }
+
+    fn push_conn_limit(&mut self) {
+        self.sel.set_conn_limit(self.hint_limit.max(self.limit_hold));
     }
 
     // -----------------------------------------------------------------------------------
@@ -1774,6 +1841,7 @@ impl Connection {
             probes,
             ce: false,
         });
+        self.descend_hold(0, lost.saturating_sub(probes));
         self.sel.clear_inflight(path);
         self.tlp_at[pi] = None;
         self.tlp_sent[pi] = 0;

@@ -134,6 +134,9 @@ counters! {
     entropy_rerolls,
     /// Paths moved to a new route because their ECN marking was far above the others'.
     ecn_reroutes,
+    /// Rate hints that cut the limit below the packets in flight (the limit then descends
+    /// from there, SPEC.md §8.5).
+    limit_holds,
     /// Paths declared down.
     paths_down,
     /// Paths brought back up by an answered probe.

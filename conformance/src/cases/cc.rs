@@ -60,7 +60,7 @@ pub fn cases() -> Vec<Case> {
         case(
             "C-8.4-19",
             "§8.4",
-            "Over-committed connection: a hint that drops the limit below the packets in flight sends each path's trailing probe, no data; a lost tail is retransmitted once the limit allows",
+            "Over-committed connection: a hint that drops the limit below the packets in flight sends each path's trailing probe, no data; a lost tail is retransmitted first as the held limit descends",
             &[],
             overcommit_probe,
         ),
@@ -283,10 +283,10 @@ fn hint_applied(t: &mut Tester<'_>) -> R {
 }
 
 /// C-8.4-19: two paths, 40 chunks queued; the first ACK brings a hint whose limit (8) is below
-/// the 15 packets in flight. Each path's newest frame is data and nothing follows it, so each
-/// gets its trailing probe (SPEC.md §8.3 step 5, §8.4). Path 1's probe arrives and its newest
-/// data frame did not: the loss is found and retransmitted as soon as the flight is under the
-/// limit. The tester reports a 4 ms RTT, so no tail-loss probe or RTO of the IUT's own
+/// the 16 in flight (15 once that ACK is counted). Each path's newest frame is data and nothing
+/// follows it, so each gets its trailing probe (SPEC.md §8.3 step 5, §8.4). Path 1's probe
+/// arrives and its newest data frame did not: the loss is found and retransmitted before new
+/// data, within the limit held since the cut (§8.5). The tester reports a 4 ms RTT, so no tail-loss probe or RTO of the IUT's own
 /// interferes on real sockets (the limit is then 1 Mb/s x 4 ms x 2 / 166-byte frames + 2 = 8).
 fn overcommit_probe(t: &mut Tester<'_>) -> R {
     let (p, src) = open(t, 2)?;
@@ -329,16 +329,21 @@ fn overcommit_probe(t: &mut Tester<'_>) -> R {
         check_eq!("probe on the path's entropy", pr.addrs.src_port, newest.addrs.src_port);
         probes.push(pr.clone());
     }
-    // Path 1: its probe arrived, its newest data frame did not. 7 in flight, limit 8: the lost
-    // chunk goes, and nothing else.
+    // Path 1: its probe arrived, its newest data frame did not: 8 delivered (one before), 1
+    // lost, 7 in flight. The limit is held from the 16 in flight at the cut (§8.5): 16 - 9 +
+    // 8 delivered x 8 / 16 = 11, so 4 frames go: the lost chunk first, then new data.
     let mut got1: Vec<Pkt> = v1[..7].to_vec();
     got1.push(probes[1].clone());
     ack_all_rtt(t, &p, &got1, 0, 0, SLOW_RTT_NS)?;
     let w = t.data_burst()?;
-    check_eq!("data frames with 7 in flight and a limit of 8", w.len(), 1);
+    check_eq!("data frames with 7 in flight and a held limit of 11", w.len(), 4);
     check!(w[0].is_retx(), "expected the retransmission, got {}", w[0].describe());
     let off = |f: &Pkt| f.data().map(|(_, s, _)| s.offset);
     check_eq!("retransmitted chunk", off(&w[0]), off(&v1[7]));
+    check!(
+        w[1..].iter().all(|f| !f.is_retx()),
+        "expected new data after the retransmission"
+    );
     t.expect_counters(&before, &[("losses_detected", 1), ("retransmits", 1)])?;
     Ok(())
 }
