@@ -160,6 +160,9 @@ fn planes_small() {
             r["route_bound_upper"].as_f64().unwrap(),
         );
         assert!(0.0 < lo && lo <= up && lo <= 1.0 + 1e-9 && up < 1.05, "{r}");
+        // Spraying evenly, whatever the load, is one of the splits the bound ranges over.
+        let even = r["route_even_split"].as_f64().unwrap();
+        assert!(0.0 < even && even <= up + 1e-9, "{r}");
     }
     let m = rows(&s, "mroce");
     assert_eq!(m[0]["scaling_efficiency"], 1.0);

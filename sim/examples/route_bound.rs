@@ -8,13 +8,14 @@
 //! cargo run --release -p mroce-sim --example route_bound -- 16 8 1-4 5 0     # + re-route rounds, tries
 //! ```
 //!
-//! It prints one JSON object per (paths, planes) with the bracket for each seed and the median
-//! of the upper bounds; `mroce sim planes` measures the same shapes with real transports. With
+//! It prints one JSON object per (paths, planes) with the bracket for each seed, the median
+//! of the upper bounds and that of the even split (every path the same share, as spraying
+//! without congestion feedback would send); `mroce sim planes` measures the same shapes with real transports. With
 //! re-route rounds, each round moves one path off every over-full fabric link
 //! (`PermutationRoutes::reroute_overfull`: to a random spine with tries 0, else to the first of
 //! that many random spines with room) and bounds the routes again: `rounds` lists the median
 //! upper bound after each round.
-use mroce_sim::route_bound::{max_concurrent_flow, PermutationRoutes};
+use mroce_sim::route_bound::{even_split_rate, max_concurrent_flow, PermutationRoutes};
 use serde_json::json;
 
 fn list(s: &str) -> Result<Vec<usize>, String> {
@@ -53,6 +54,7 @@ fn main() -> Result<(), String> {
             }
             let mut rows = Vec::new();
             let mut uppers = vec![Vec::new(); rounds + 1];
+            let mut evens = Vec::new();
             for &s in &seeds {
                 let mut routes = PermutationRoutes::new(64, 8, 8, p, n / p, s as u64);
                 let mut per_round = Vec::new();
@@ -61,7 +63,13 @@ fn main() -> Result<(), String> {
                     let (cap, flows) = routes.instance();
                     let b = max_concurrent_flow(&cap, &flows, 0.02, 0.005, 200_000).map_err(|e| e.to_string())?;
                     up.push(b.upper);
-                    per_round.push(json!({"moved": moved, "lower": b.lower, "upper": b.upper, "phases": b.phases}));
+                    let even = even_split_rate(&cap, &flows).map_err(|e| e.to_string())?;
+                    if r == 0 {
+                        evens.push(even);
+                    }
+                    per_round.push(
+                        json!({"moved": moved, "lower": b.lower, "upper": b.upper, "even": even, "phases": b.phases}),
+                    );
                 }
                 rows.push(json!({"seed": s, "rounds": per_round}));
             }
@@ -69,7 +77,8 @@ fn main() -> Result<(), String> {
             println!(
                 "{}",
                 json!({"paths": n, "planes": p, "paths_per_plane": n / p, "reroute_tries": tries,
-                       "median_upper": medians.first().copied().flatten(), "rounds": medians, "seeds": rows})
+                       "median_upper": medians.first().copied().flatten(), "median_even": median(evens),
+                       "rounds": medians, "seeds": rows})
             );
         }
     }

@@ -716,6 +716,7 @@ pub fn planes(c: &Common, p: &Planes, factory: &mut Factory<'_>, hooks: &mut dyn
                 "fraction_of_capacity": g / cap,
                 "route_bound_lower": bound.lower,
                 "route_bound_upper": bound.upper,
+                "route_even_split": bound.even,
                 "route_paths_per_plane": bound.paths_per_plane,
                 "share_of_route_bound": g / cap / bound.upper,
                 "host_gbps": f.host_gbps,

@@ -65,22 +65,7 @@ pub fn max_concurrent_flow(
     if !(eps > 0.0 && eps <= 0.5) {
         return Err(RouteBoundError::BadEps(eps));
     }
-    for (e, &c) in cap.iter().enumerate() {
-        if !(c.is_finite() && c > 0.0) {
-            return Err(RouteBoundError::BadCapacity(e, c));
-        }
-    }
-    for (f, c) in flows.iter().enumerate() {
-        if !(c.demand.is_finite() && c.demand > 0.0) {
-            return Err(RouteBoundError::BadDemand(f, c.demand));
-        }
-        if c.paths.is_empty() || c.paths.iter().any(Vec::is_empty) {
-            return Err(RouteBoundError::EmptyPath(f));
-        }
-        if let Some(&e) = c.paths.iter().flatten().find(|&&e| e >= cap.len()) {
-            return Err(RouteBoundError::NoSuchLink(f, e, cap.len()));
-        }
-    }
+    check_instance(cap, flows)?;
     let m = cap.len() as f64;
     // Fleischer's starting length: small enough that the scaled flow is near optimal.
     let delta = (m / (1.0 - eps)).powf(-1.0 / eps).max(f64::MIN_POSITIVE * 1e10);
@@ -128,6 +113,48 @@ pub fn max_concurrent_flow(
         }
     }
     Ok(b)
+}
+
+/// Capacities positive and finite; every flow with a positive demand, paths, and links that exist.
+fn check_instance(cap: &[f64], flows: &[Commodity]) -> Result<(), RouteBoundError> {
+    for (e, &c) in cap.iter().enumerate() {
+        if !(c.is_finite() && c > 0.0) {
+            return Err(RouteBoundError::BadCapacity(e, c));
+        }
+    }
+    for (f, c) in flows.iter().enumerate() {
+        if !(c.demand.is_finite() && c.demand > 0.0) {
+            return Err(RouteBoundError::BadDemand(f, c.demand));
+        }
+        if c.paths.is_empty() || c.paths.iter().any(Vec::is_empty) {
+            return Err(RouteBoundError::EmptyPath(f));
+        }
+        if let Some(&e) = c.paths.iter().flatten().find(|&&e| e >= cap.len()) {
+            return Err(RouteBoundError::NoSuchLink(f, e, cap.len()));
+        }
+    }
+    Ok(())
+}
+
+/// The concurrent rate of the even split: every flow sends the same share on each of its
+/// paths, whatever the load (spraying with no congestion feedback), and all flows reach λ when
+/// the most loaded link is full. It is a feasible split, so it never exceeds the maximum
+/// concurrent flow; the distance between the two is what a transport's path weighting can win.
+pub fn even_split_rate(cap: &[f64], flows: &[Commodity]) -> Result<f64, RouteBoundError> {
+    check_instance(cap, flows)?;
+    let mut load = vec![0.0; cap.len()];
+    for f in flows {
+        let share = f.demand / f.paths.len() as f64;
+        for &e in f.paths.iter().flatten() {
+            load[e] += share;
+        }
+    }
+    let congestion = load.iter().zip(cap).map(|(x, c)| x / c).fold(0.0, f64::max);
+    Ok(if congestion > 0.0 {
+        1.0 / congestion
+    } else {
+        f64::INFINITY
+    })
 }
 
 /// The shape of a multi-plane two-tier leaf-spine fabric and of the flows' paths on it.
@@ -354,6 +381,8 @@ pub struct DrawnBound {
     pub lower: f64,
     /// Median of the certified upper bound on λ.
     pub upper: f64,
+    /// Median of the even split's λ (`even_split_rate`): spraying without path weighting.
+    pub even: f64,
     /// Spine draws.
     pub draws: usize,
     /// Paths per flow and plane.
@@ -370,12 +399,14 @@ pub fn permutation_bound(
 ) -> Result<DrawnBound, RouteBoundError> {
     let mut lo = Vec::new();
     let mut up = Vec::new();
+    let mut even = Vec::new();
     for d in 0..draws.max(1) {
         let r = PermutationRoutes::with_destinations(dst.to_vec(), shape, crate::rng::derive_seed(seed, d as u64));
         let (cap, flows) = r.instance();
         let b = max_concurrent_flow(&cap, &flows, 0.05, 0.01, 50_000)?;
         lo.push(b.lower);
         up.push(b.upper);
+        even.push(even_split_rate(&cap, &flows)?);
     }
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -384,6 +415,7 @@ pub fn permutation_bound(
     Ok(DrawnBound {
         lower: median(&mut lo),
         upper: median(&mut up),
+        even: median(&mut even),
         draws: draws.max(1),
         paths_per_plane: shape.paths_per_plane.max(1),
     })
@@ -445,6 +477,34 @@ mod tests {
             max_concurrent_flow(&[1.0], &[bad], 0.1, 0.01, 10),
             Err(RouteBoundError::BadDemand(0, _))
         ));
+    }
+
+    #[test]
+    fn the_even_split_ignores_load_and_never_beats_the_optimum() {
+        // Flow A may use link 0 or 1, flow B only link 1: evenly, link 1 carries 1/2 + 1, so
+        // λ = 2/3, where moving A onto link 0 gives 1.
+        let flows = [one(vec![vec![0], vec![1]]), one(vec![vec![1]])];
+        let even = even_split_rate(&[1.0, 1.0], &flows).unwrap();
+        assert!((even - 2.0 / 3.0).abs() < 1e-12, "{even}");
+        // A path that crosses two links loads both; capacities scale the rate.
+        let flows = [one(vec![vec![0, 1], vec![1]])];
+        let even = even_split_rate(&[1.0, 2.0], &flows).unwrap();
+        assert!((even - 2.0).abs() < 1e-12, "{even}");
+        assert_eq!(
+            even_split_rate(&[1.0], &[one(vec![vec![3]])]),
+            Err(RouteBoundError::NoSuchLink(0, 3, 1))
+        );
+        // On the planes experiment's shapes it sits below the feasible split of the bound.
+        for (planes, per_plane) in [(1, 16), (8, 2)] {
+            let (cap, flows) = PermutationRoutes::new(64, 8, 8, planes, per_plane, 3).instance();
+            let b = max_concurrent_flow(&cap, &flows, 0.05, 0.01, 20_000).unwrap();
+            let even = even_split_rate(&cap, &flows).unwrap();
+            assert!(even > 0.0 && even <= b.upper + 1e-9, "{planes} planes: {even} vs {b:?}");
+            assert!(
+                even < b.lower,
+                "{planes} planes: weighting wins nothing? {even} vs {b:?}"
+            );
+        }
     }
 
     #[test]
