@@ -1407,10 +1407,6 @@ impl Connection {
                 left as u16
             };
         }
-        self.push_conn_limit();
-    }
-
-    fn push_conn_limit(&mut self) {
         self.sel.set_conn_limit(self.hint_limit.max(self.limit_hold));
     }
 
