@@ -222,6 +222,19 @@ fn incast_small() {
     for r in &s.results {
         assert_eq!(r["integrity"], "ok");
         assert!(r["peak_queue_bytes"].as_u64().unwrap() <= limit, "{r}");
+        // every drop at the receiver's ports is some sender's frame; drops elsewhere on the
+        // way add to the senders' counts but never exceed the fabric's queue drops
+        let by_sender: Vec<u64> = r["drops_by_sender"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .collect();
+        let sum: u64 = by_sender.iter().sum();
+        assert_eq!(by_sender.len(), 8, "{r}");
+        assert!(r["drops"].as_u64().unwrap() > 0, "{r}");
+        assert!(sum >= r["drops"].as_u64().unwrap(), "{r}");
+        assert!(sum <= r["drops_total"].as_u64().unwrap(), "{r}");
         assert!(
             r["completion_us"].as_f64().unwrap() >= r["ideal_completion_us"].as_f64().unwrap(),
             "{r}"

@@ -269,6 +269,9 @@ pub struct RunReport {
     pub observed_peak_queue: u64,
     /// Queue drops towards the observed host.
     pub observed_drops: u64,
+    /// Queue drops of frames to the observed host, at any hop, by source host (empty without
+    /// an observed host): in an incast, how the full queues shared out the losses.
+    pub observed_drops_by_source: Vec<u64>,
     /// Heap bytes per connection per NIC end (measured around connection setup).
     pub state_bytes_per_connection: Option<f64>,
     /// ECMP trace: (plane, src ip, dst ip, sport) -> bitmask of spines used.
@@ -477,6 +480,7 @@ struct Sim<'a> {
     timeline: Timeline,
     bin_plane: Vec<u64>,
     bin_src: Vec<u64>,
+    drops_src: Vec<u64>,
     bin_queue: u64,
     observed_links: Vec<usize>,
     observed_peak: u64,
@@ -774,6 +778,11 @@ impl<'a> Sim<'a> {
             timeline,
             bin_plane: vec![0; planes],
             bin_src: if cfg.observe_host.is_some() {
+                vec![0; f.hosts]
+            } else {
+                Vec::new()
+            },
+            drops_src: if cfg.observe_host.is_some() {
                 vec![0; f.hosts]
             } else {
                 Vec::new()
@@ -1293,7 +1302,11 @@ impl<'a> Sim<'a> {
         if link.bytes + u64::from(len) > link.limit {
             link.drops_queue += 1;
             self.net.drops_queue += 1;
-            self.net.data_bytes_lost_other += u64::from(self.pool.meta[id as usize].payload);
+            let m = self.pool.meta[id as usize];
+            self.net.data_bytes_lost_other += u64::from(m.payload);
+            if self.cfg.observe_host == Some(m.dst_host as usize) {
+                self.drops_src[m.src_host as usize] += 1;
+            }
             self.pool.release(id);
             return;
         }
@@ -1750,6 +1763,7 @@ impl<'a> Sim<'a> {
             timeline: self.timeline.clone(),
             observed_peak_queue,
             observed_drops,
+            observed_drops_by_source: self.drops_src.clone(),
             state_bytes_per_connection: state,
             ecmp_trace: self.trace.clone(),
         }

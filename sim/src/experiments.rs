@@ -1119,6 +1119,10 @@ pub fn incast(c: &Common, p: &Incast, factory: &mut Factory<'_>, hooks: &mut dyn
             let fcts = group_fcts(&r);
             let mut fct_us: Vec<f64> = fcts.iter().filter_map(|(_, t)| t.map(|t| t as f64 / 1000.0)).collect();
             let ideal_us = n as f64 * p.bytes as f64 * 8.0 / f.host_gbps / 1000.0;
+            let drops_by_sender: Vec<u64> = senders
+                .iter()
+                .map(|&h| r.observed_drops_by_source.get(h).copied().unwrap_or(0))
+                .collect();
             let row = json!({
                 "transport": kind.as_str(),
                 "senders": n,
@@ -1127,6 +1131,8 @@ pub fn incast(c: &Common, p: &Incast, factory: &mut Factory<'_>, hooks: &mut dyn
                 "base_rtt_us": rtt / 1000.0,
                 "peak_queue_bytes": r.observed_peak_queue,
                 "drops": r.observed_drops,
+                "sender_hosts": &senders,
+                "drops_by_sender": drops_by_sender,
                 "drops_total": r.net.drops_queue + r.net.drops_loss,
                 "jain_stable": conv.jain_stable,
                 "completion_us": if r.complete { Some(r.last_recv_ns as f64 / 1000.0) } else { None },
@@ -1160,6 +1166,7 @@ pub fn incast(c: &Common, p: &Incast, factory: &mut Factory<'_>, hooks: &mut dyn
             p.window_rtts, p.jain_threshold, p.utilisation_threshold),
         "base_rtt_definition": "unloaded cross-spine round trip: MTU data frame out, ACK back, store and forward at each hop",
         "peak_queue_definition": "largest occupancy of any one queue feeding the receiver (a leaf -> host port)",
+        "drops_by_sender_definition": "queue drops of each sender's frames to the receiver at any hop (leaf uplink, spine downlink or the receiver's port), in the order of the row's `sender_hosts`",
     });
     let s = cx.summary("incast", t0, rows, params, Value::Object(acc));
     crate::output::write_incast(c.out.as_deref(), &s)?;
