@@ -337,6 +337,23 @@ pub struct Firmware<'t, H: Csr, const N: usize> {
 }
 
 /// Index of path `p` in a per-path array (in range for any `p`, so no bounds check).
+/// Per plane: the paths on it that are not disabled, and those of them that are Down. One
+/// pass over the paths (a pass per plane cost ~4x the instructions on the soft core).
+fn plane_masks(c: &Conn) -> [(u16, u16); MAX_PLANES] {
+    let mut m = [(0u16, 0u16); MAX_PLANES];
+    for p in 0..c.paths {
+        let s = c.mon[pidx(p)];
+        if s.health() != health::DISABLED {
+            let e = &mut m[usize::from(s.plane()) % MAX_PLANES];
+            e.0 |= 1 << p;
+            if s.health() == health::DOWN {
+                e.1 |= 1 << p;
+            }
+        }
+    }
+    m
+}
+
 fn pidx(p: u8) -> usize {
     usize::from(p) % PATHS
 }
@@ -790,23 +807,16 @@ impl<'t, H: Csr, const N: usize> Firmware<'t, H, N> {
     /// Plane rules: down when every path on it is Down; probe rounds; back up on progress.
     fn planes(&mut self, c: &mut Conn, progressed: u16, rep: &mut PollReport) -> Result<(), Error> {
         let now = self.hw.read(csr::CYCLES);
+        let mut masks = plane_masks(c);
         for k in 0..c.planes {
             let bit = 1u8 << k;
-            let mut on_plane = 0u16;
-            let mut down = 0u16;
-            for p in 0..c.paths {
-                let m = c.mon[pidx(p)];
-                if m.plane() == k && m.health() != health::DISABLED {
-                    on_plane |= 1 << p;
-                    if m.health() == health::DOWN {
-                        down |= 1 << p;
-                    }
-                }
-            }
+            let (on_plane, down) = masks[usize::from(k) % MAX_PLANES];
             if c.planes_up & bit != 0 {
                 if on_plane != 0 && down == on_plane && c.planes_up & !bit != 0 {
                     self.plane_down(c, k, on_plane)?;
                     rep.planes_down |= bit;
+                    // its paths moved to the other planes
+                    masks = plane_masks(c);
                 }
             } else if on_plane & progressed != 0 {
                 self.plane_up(c, k)?;
