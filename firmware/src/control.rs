@@ -336,7 +336,6 @@ pub struct Firmware<'t, H: Csr, const N: usize> {
     pub stats: Stats,
 }
 
-/// Index of path `p` in a per-path array (in range for any `p`, so no bounds check).
 /// Per plane: the paths on it that are not disabled, and those of them that are Down. One
 /// pass over the paths (a pass per plane cost ~4x the instructions on the soft core).
 fn plane_masks(c: &Conn) -> [(u16, u16); MAX_PLANES] {
@@ -354,6 +353,7 @@ fn plane_masks(c: &Conn) -> [(u16, u16); MAX_PLANES] {
     m
 }
 
+/// Index of path `p` in a per-path array (in range for any `p`, so no bounds check).
 fn pidx(p: u8) -> usize {
     usize::from(p) % PATHS
 }
