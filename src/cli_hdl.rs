@@ -222,6 +222,15 @@ fn stat_count(stat: &str, cell: &str) -> u64 {
 }
 
 fn estimate(out: &Path, blocks: &[String], freq: f64, seed: u64, json: bool) -> Result<(), String> {
+    let known: Vec<&str> = mroce_hdl::generate_all().iter().map(|f| f.name).collect();
+    if let Some(b) = blocks.iter().find(|b| !known.contains(&b.as_str())) {
+        return Err(format!("unknown block `{b}` ({})", known.join(", ")));
+    }
+    if !(freq.is_finite() && freq > 0.0) {
+        return Err(format!(
+            "--freq {freq}: the target clock must be a positive number of MHz"
+        ));
+    }
     let yosys = find(&YOSYS)?;
     let nextpnr = find(&NEXTPNR_ECP5)?;
     let files = write_verilog(out)?;

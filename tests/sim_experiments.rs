@@ -303,11 +303,18 @@ fn cli_prints_the_summary_on_the_last_line_and_writes_files() {
     assert_eq!(jl.lines().count(), 2);
     let _ = std::fs::remove_dir_all(&dir);
     // A bad parameter is a usage error with a message, not a panic.
-    let bad = Command::new(env!("CARGO_BIN_EXE_mroce"))
-        .args(["sim", "planes", "--hosts", "1"])
-        .output()
-        .unwrap();
-    assert_eq!(bad.status.code(), Some(2));
+    for (args, says) in [
+        (&["sim", "planes", "--hosts", "1"][..], "hosts must be at least 2"),
+        (&["sim", "planes", "--plane-counts", "0"][..], "planes must be 1..=8"),
+        (
+            &["sim", "connections", "--connections", "0"][..],
+            "connections must be at least 1",
+        ),
+    ] {
+        let bad = Command::new(env!("CARGO_BIN_EXE_mroce")).args(args).output().unwrap();
+        assert_eq!(bad.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&bad.stderr).contains(says), "{args:?}");
+    }
 }
 
 /// `--ecn-reroute false`: mroce ignores its path selector's re-route verdicts, so no path moves

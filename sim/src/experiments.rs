@@ -673,6 +673,8 @@ pub fn planes(c: &Common, p: &Planes, factory: &mut Factory<'_>, hooks: &mut dyn
                 host_gbps: p.port_gbps * f64::from(np),
                 ..c.fabric.clone()
             };
+            // Before the workload: a plane count of 0 would otherwise fail as a byte split.
+            f.validate()?;
             let bytes = p.bytes_per_plane * u64::from(np);
             let w = Workload::permutation(layout(&f, kind), &perm, bytes, c.seed)?;
             let k = Knobs {
@@ -1221,6 +1223,9 @@ pub fn connections(
     let mut rows = Vec::new();
     let mut acc = serde_json::Map::new();
     for &n in &p.connections {
+        if n == 0 {
+            return Err("connections must be at least 1".into());
+        }
         let per_host = n.div_ceil(f.hosts);
         for &kind in &c.transports {
             let w = Workload::connections(layout(f, kind), per_host, p.bytes, c.seed)?;
