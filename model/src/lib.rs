@@ -16,6 +16,11 @@
 #[cfg(feature = "alloc")]
 extern crate alloc;
 
+// The README's example runs as a doctest, so the documented use of the API keeps compiling.
+#[cfg(all(doctest, feature = "std"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 #[cfg(feature = "alloc")]
 pub mod component_trace;
 #[cfg(feature = "alloc")]
