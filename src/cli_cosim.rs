@@ -308,8 +308,9 @@ fn soc(a: &CosimArgs) -> ExitCode {
     } else {
         println!(
             "SoC (PicoRV32 + transport_core, Verilated): boot and setup {} cycles ({} instructions, {} commands); \
-             plane {} dies {} us after the first WRITE: detected +{} cycles, plane down +{} cycles, repaired +{} \
-             cycles ({} polls, {} instructions); transfer {:.1} us, complete {}, intact {}; FAULT {:#x}; \
+             plane {} dies {} us after the first WRITE: detected +{} cycles, plane down +{} cycles, paths moved +{} \
+             cycles, poll done +{} cycles ({} polls, {} instructions); transfer {:.1} us, complete {}, intact {}; \
+             FAULT {:#x}; \
              {} cycles in {:.1} s",
             rep.boot_cycles,
             rep.boot_instructions,
@@ -318,6 +319,7 @@ fn soc(a: &CosimArgs) -> ExitCode {
             cfg.fail_after_ns / 1000,
             opt(rep.detect_cycles),
             opt(rep.plane_down_cycle.map(|c| c.saturating_sub(rep.fail_cycle))),
+            opt(rep.paths_moved_cycles),
             opt(rep.repair_cycles),
             opt(rep.polls_to_repair),
             opt(rep.instructions_to_repair),

@@ -130,10 +130,15 @@ pub struct SocReport {
     pub detect_cycle: Option<u64>,
     /// The firmware's `SET_PLANE_UP(plane, down)` for the dead plane (cycle).
     pub plane_down_cycle: Option<u64>,
+    /// The last command of that poll that moved a path off the dead plane (`SET_PLANE`,
+    /// `SET_HEALTH` or `REROLL` of a path that was on it): traffic is repaired from here.
+    pub paths_moved_cycle: Option<u64>,
     /// End of the poll that declared the plane down and moved its paths (heartbeat cycle).
     pub repair_cycle: Option<u64>,
     /// Detection delay, cycles after the failure.
     pub detect_cycles: Option<u64>,
+    /// Paths moved, cycles after the failure ([`SocReport::paths_moved_cycle`]).
+    pub paths_moved_cycles: Option<u64>,
     /// Repair delay (plane down and paths moved), cycles after the failure.
     pub repair_cycles: Option<u64>,
     /// Polls the firmware completed from the failure to the repair.
@@ -263,6 +268,8 @@ pub fn run_soc(cfg: &ScenarioConfig, image: &SocImage, vcd: Option<&Path>) -> Re
     let fail_cycle = base + cycle_at(fail_at);
     let limit = start + cfg.time_limit_ns;
     let (mut detect_cycle, mut plane_down_cycle, mut repair_cycle) = (None, None, None);
+    // paths on the dead plane when it was declared down, and the last command moving one of them
+    let (mut dead_paths, mut moved_cycle): (Option<Vec<bool>>, Option<u64>) = (None, None);
     let (mut polls_at_fail, mut instr_at_fail) = (None, 0u32);
     let (mut polls_to_repair, mut instructions_to_repair) = (None, None);
     let mut max_ahead = 0u64;
@@ -298,6 +305,16 @@ pub fn run_soc(cfg: &ScenarioConfig, image: &SocImage, vcd: Option<&Path>) -> Re
                     && c.a == u16::from(cfg.fail_plane)
                 {
                     plane_down_cycle = Some(c.cycle);
+                    dead_paths = Some(on_dead.clone());
+                }
+                let moves = matches!(
+                    c.op,
+                    csr::sel_op::SET_PLANE | csr::sel_op::SET_HEALTH | csr::sel_op::REROLL
+                );
+                if let (Some(dead), None) = (&dead_paths, repair_cycle) {
+                    if moves && dead[usize::from(c.path) % PATHS] {
+                        moved_cycle = Some(c.cycle);
+                    }
                 }
             }
         }
@@ -346,8 +363,10 @@ pub fn run_soc(cfg: &ScenarioConfig, image: &SocImage, vcd: Option<&Path>) -> Re
         frames_dropped: l.dropped,
         detect_cycle,
         plane_down_cycle,
+        paths_moved_cycle: moved_cycle,
         repair_cycle,
         detect_cycles: detect_cycle.map(|c| c.saturating_sub(fail_cycle)),
+        paths_moved_cycles: moved_cycle.map(|c| c.saturating_sub(fail_cycle)),
         repair_cycles: repair_cycle.map(|c| c.saturating_sub(fail_cycle)),
         polls_to_repair,
         instructions_to_repair,

@@ -75,6 +75,9 @@ fn firmware_on_picorv32_repairs_a_plane_failure() {
     assert!(d > 0 && d <= f, "detect {d} repair {f}");
     let down = r.plane_down_cycle.expect("no SET_PLANE_UP(down)");
     assert!(down >= r.fail_cycle && r.repair_cycle.is_some_and(|c| c >= down));
+    // the re-balance moved the dead plane's paths after declaring it down, within that poll
+    let moved = r.paths_moved_cycle.expect("no path moved");
+    assert!(moved > down && r.repair_cycle.is_some_and(|c| c >= moved), "{moved}");
     assert!(r.polls_to_repair.is_some_and(|p| p >= 1));
     assert!(r.instructions_to_repair.is_some_and(|i| i > 100));
     // the firmware's own count matches the heartbeats the harness saw (one after setup)

@@ -321,6 +321,66 @@ fn plane_failure_is_detected_rebalanced_probed_and_repaired() {
     assert_eq!((fw.stats.planes_down, fw.stats.planes_up), (1, 1));
 }
 
+/// A bank whose paths time out while a poll is under way: when the firmware selects path
+/// `when` (`PATH_SEL`), each of `paths` gets an RTO (its `P_RTOS` counter and its `EVT_RTO`
+/// bit), as the hardware raises them between two of the firmware's reads.
+struct RtosMidPass<'a> {
+    bank: &'a mut RegBank<4>,
+    when: u32,
+    paths: &'a [u8],
+    armed: bool,
+}
+
+impl mroce_firmware::Csr for RtosMidPass<'_> {
+    fn read(&mut self, offset: u16) -> u32 {
+        self.bank.read(offset)
+    }
+    fn write(&mut self, offset: u16, value: u32) {
+        self.bank.write(offset, value);
+        if self.armed && offset == csr::PATH_SEL && value == self.when {
+            self.armed = false;
+            for &p in self.paths {
+                self.bank.add_counter(0, p, csr::P_RTOS, 1);
+                self.bank.raise(csr::EVT_RTO, p);
+            }
+        }
+    }
+}
+
+/// The third RTOs of a plane's paths arrive while the pass is between them (after paths 1 and
+/// 3, before 5 and 7): the same poll handles all four and declares the plane down, instead of
+/// the next poll (on the soft core, a whole poll later: firmware/README.md).
+#[test]
+fn rtos_during_a_pass_take_the_plane_down_in_that_poll() {
+    let mut t = ConnTable::<4>::new();
+    let mut bank = RegBank::<4>::new();
+    let plane1 = [1u8, 3, 5, 7];
+    let hw = RtosMidPass {
+        bank: &mut bank,
+        when: 4,
+        paths: &plane1,
+        armed: false,
+    };
+    let mut fw = Firmware::boot(hw, Config::DEFAULT, &mut t).unwrap();
+    let id = fw.setup(&req(8, 2)).unwrap();
+    // two RTOs in a row on every path of plane 1, seen by two polls
+    for _ in 0..2 {
+        for p in plane1 {
+            fw.hw().bank.add_counter(0, p, csr::P_RTOS, 1);
+        }
+        assert_eq!(fw.poll().unwrap().planes_down, 0);
+    }
+    fw.hw().armed = true;
+    let r = fw.poll().unwrap();
+    assert!(!fw.hw().armed, "the RTOs fired during the pass");
+    assert_eq!(r.planes_down, 0b10, "{r:?}");
+    assert_eq!(r.paths_down, 4);
+    assert_eq!(fw.planes_up(id), Ok(0b01));
+    for p in [3u8, 5, 7] {
+        assert_eq!(fw.path_plane(id, p), Ok(0), "path {p} moved to the live plane");
+    }
+}
+
 #[test]
 fn loss_rule_and_ecn_reroute_move_paths_once_drained() {
     let mut t = ConnTable::<4>::new();
