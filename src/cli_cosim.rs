@@ -73,6 +73,14 @@ pub struct CosimArgs {
     /// With --soc: when it dies, ns after the first WRITE.
     #[arg(long, requires = "soc", default_value_t = 30_000)]
     fail_after_ns: u64,
+    /// With --soc: run N failure times, --fail-step-ns apart from --fail-after-ns, and print
+    /// each run and the median, minimum and maximum of its delays (a poll lasts 10,000-20,000
+    /// cycles: sweep more than one, so the failure falls at every point of the poll).
+    #[arg(long, requires = "soc", value_name = "N")]
+    fail_sweep: Option<u32>,
+    /// With --fail-sweep: ns between two failure times.
+    #[arg(long, requires = "fail_sweep", default_value_t = 5_000)]
+    fail_step_ns: u64,
     /// Board self-test: the BIST engine drives transport_core through a lossy loopback channel
     /// until 4096 messages arrived intact; prints the counters and the UART line.
     #[arg(long, conflicts_with_all = ["block", "soc"])]
@@ -285,6 +293,9 @@ fn soc(a: &CosimArgs) -> ExitCode {
         }
         cfg.bytes = b;
     }
+    if let Some(n) = a.fail_sweep {
+        return soc_sweep(a, &cfg, &image, n);
+    }
     let t0 = std::time::Instant::now();
     let rep = match run_soc(&cfg, &image, a.vcd.as_deref()) {
         Ok(r) => r,
@@ -330,6 +341,116 @@ fn soc(a: &CosimArgs) -> ExitCode {
             rep.cycles,
             wall_s
         );
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// `mroce cosim --soc --fail-sweep N`: the scenario at N failure times; per run and summary.
+fn soc_sweep(
+    a: &CosimArgs,
+    base: &mroce::plane_failure::ScenarioConfig,
+    image: &mroce::soc_scenario::SocImage,
+    n: u32,
+) -> ExitCode {
+    use mroce::soc_scenario::run_soc;
+    if n == 0 || a.fail_step_ns == 0 || a.vcd.is_some() {
+        eprintln!("error: --fail-sweep needs N > 0 and --fail-step-ns > 0, and no --vcd");
+        return ExitCode::from(2);
+    }
+    // (name, value per run): the delays after the failure, in SoC cycles
+    const FIELDS: [&str; 5] = [
+        "detect_cycles",
+        "plane_down_cycles",
+        "paths_moved_cycles",
+        "repair_cycles",
+        "cycles_per_poll",
+    ];
+    let mut runs = Vec::new();
+    let mut cols: Vec<Vec<u64>> = vec![Vec::new(); FIELDS.len()];
+    let mut ok = true;
+    if !a.json {
+        println!("fail_after_ns  detect  plane_down  paths_moved  poll_done  cycles/poll");
+    }
+    for k in 0..u64::from(n) {
+        let cfg = mroce::plane_failure::ScenarioConfig {
+            fail_after_ns: base.fail_after_ns + k * a.fail_step_ns,
+            ..*base
+        };
+        let rep = match run_soc(&cfg, image, None) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: failure at {} ns: {e}", cfg.fail_after_ns);
+                return ExitCode::from(2);
+            }
+        };
+        ok &= rep.completed && rep.data_intact && rep.paths_moved_cycles.is_some() && rep.fault_register == 0;
+        let vals = [
+            rep.detect_cycles,
+            rep.plane_down_cycle.map(|c| c.saturating_sub(rep.fail_cycle)),
+            rep.paths_moved_cycles,
+            rep.repair_cycles,
+            rep.cycles_per_poll,
+        ];
+        for (col, v) in cols.iter_mut().zip(vals) {
+            col.extend(v);
+        }
+        if !a.json {
+            println!(
+                "{:>13}  {:>6}  {:>10}  {:>11}  {:>9}  {:>11}",
+                cfg.fail_after_ns,
+                opt(vals[0]),
+                opt(vals[1]),
+                opt(vals[2]),
+                opt(vals[3]),
+                opt(vals[4])
+            );
+        }
+        let mut row = serde_json::Map::new();
+        row.insert("fail_after_ns".into(), cfg.fail_after_ns.into());
+        for (name, v) in FIELDS.iter().zip(vals) {
+            row.insert((*name).into(), v.into());
+        }
+        row.insert("complete_and_intact".into(), (rep.completed && rep.data_intact).into());
+        runs.push(serde_json::Value::Object(row));
+    }
+    /// Median (the middle run; the upper one of two for an even count), minimum, maximum.
+    type Spread = (u64, u64, u64);
+    let stat = |col: &[u64]| -> Option<Spread> {
+        let mut v = col.to_vec();
+        v.sort_unstable();
+        Some((*v.get(v.len() / 2)?, *v.first()?, *v.last()?))
+    };
+    let summary: Vec<(&str, Option<Spread>)> = FIELDS.iter().copied().zip(cols.iter().map(|c| stat(c))).collect();
+    if a.json {
+        let mut med = serde_json::Map::new();
+        for (name, st) in &summary {
+            med.insert(
+                (*name).into(),
+                st.map_or(
+                    serde_json::Value::Null,
+                    |(m, lo, hi)| serde_json::json!({"median": m, "min": lo, "max": hi}),
+                ),
+            );
+        }
+        let v = serde_json::json!({
+            "scenario": "plane-failure-soc-sweep",
+            "runs": runs,
+            "summary": med,
+            "ok": ok,
+        });
+        println!("{v}");
+    } else {
+        for (name, st) in &summary {
+            match st {
+                Some((m, lo, hi)) => println!("{name}: median {m} (min {lo}, max {hi})"),
+                None => println!("{name}: none"),
+            }
+        }
+        println!("{n} runs; every transfer complete and intact, paths moved, FAULT 0: {ok}");
     }
     if ok {
         ExitCode::SUCCESS

@@ -114,3 +114,47 @@ fn a_broken_image_is_reported_not_run() {
     };
     assert!(run_soc(&cfg, &image(), None).is_err());
 }
+
+/// `mroce cosim --soc --fail-sweep N --json`: one row per failure time, `--fail-step-ns` apart,
+/// and the median, minimum and maximum of each delay over them.
+#[test]
+fn cli_sweeps_failure_times_and_summarises_them() {
+    if !soc_built() {
+        return;
+    }
+    image();
+    let elf = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target/soc-test-image/riscv32imc-unknown-none-elf/release/mroce-firmware");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mroce"))
+        .args([
+            "cosim",
+            "--soc",
+            "--fail-sweep",
+            "3",
+            "--fail-step-ns",
+            "7000",
+            "--json",
+            "--image",
+        ])
+        .arg(&elf)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], true);
+    let runs = v["runs"].as_array().unwrap();
+    let times: Vec<u64> = runs.iter().map(|r| r["fail_after_ns"].as_u64().unwrap()).collect();
+    assert_eq!(times, [30_000, 37_000, 44_000]);
+    let moved: Vec<u64> = runs.iter().map(|r| r["paths_moved_cycles"].as_u64().unwrap()).collect();
+    let s = &v["summary"]["paths_moved_cycles"];
+    let mut sorted = moved.clone();
+    sorted.sort_unstable();
+    assert_eq!(s["median"].as_u64(), Some(sorted[1]));
+    assert_eq!(
+        (s["min"].as_u64(), s["max"].as_u64()),
+        (Some(sorted[0]), Some(sorted[2]))
+    );
+    for r in runs {
+        assert!(r["plane_down_cycles"].as_u64().unwrap() < r["paths_moved_cycles"].as_u64().unwrap());
+    }
+}
