@@ -467,14 +467,20 @@ impl<'t, H: Csr, const N: usize> Firmware<'t, H, N> {
         }
     }
 
-    /// The firmware less its connection table (see [`Control`]).
-    fn ctl(&mut self) -> Control<'_, H> {
-        Control {
+    /// The firmware less its connection table (see [`Control`]), and the table beside it.
+    fn split(&mut self) -> (Control<'_, H>, &mut ConnTable<N>) {
+        let k = Control {
             hw: &mut self.hw,
             cfg: &self.cfg,
             rng: &mut self.rng,
             stats: &mut self.stats,
-        }
+        };
+        (k, &mut *self.table)
+    }
+
+    /// The firmware less its connection table (see [`Control`]).
+    fn ctl(&mut self) -> Control<'_, H> {
+        self.split().0
     }
 
     fn state_word(entropy: u16, plane: u8, health: u32) -> u32 {
@@ -635,15 +641,10 @@ impl<'t, H: Csr, const N: usize> Firmware<'t, H, N> {
     pub fn poll(&mut self) -> Result<PollReport, Error> {
         self.stats.polls = self.stats.polls.wrapping_add(1);
         let mut rep = PollReport::default();
-        let mut k = Control {
-            hw: &mut self.hw,
-            cfg: &self.cfg,
-            rng: &mut self.rng,
-            stats: &mut self.stats,
-        };
+        let (mut k, table) = self.split();
         let mut r = Ok(());
-        let live = u32::from(self.table.live);
-        for c in self.table.slots.iter_mut() {
+        let live = u32::from(table.live);
+        for c in table.slots.iter_mut() {
             if rep.connections == live {
                 break;
             }
@@ -800,9 +801,6 @@ impl<H: Csr> Control<'_, H> {
         // apart on the soft core
         if ev_rto != 0 {
             self.late_rtos(c, ev_rto, &mut marks, rep)?;
-            if marks.down != 0 {
-                self.planes(c, marks.progressed, rep)?;
-            }
         }
         // a running bit: PicoRV32 without its barrel shifter pays per position for `1 << p`
         let mut bit = 1u16;
@@ -814,11 +812,7 @@ impl<H: Csr> Control<'_, H> {
             // CSR read per path when nothing happened; a new Down runs the plane rules at once.
             let late = self.hw.read(csr::EVT_RTO) & 0xFFFF;
             if late != 0 {
-                let down = marks.down;
                 self.late_rtos(c, late, &mut marks, rep)?;
-                if marks.down != down {
-                    self.planes(c, marks.progressed, rep)?;
-                }
             }
             bit <<= 1;
         }
@@ -831,7 +825,8 @@ impl<H: Csr> Control<'_, H> {
 
     /// The health rules, out of turn, for the paths whose RTO event is set, again while new
     /// ones arrive (a plane's RTOs come a few hundred ns apart; bounded, as events could keep
-    /// coming). Out of line: the pass's loop stays small for the common case, no event.
+    /// coming), then the plane rules if a path went Down. Out of line: the pass's loop stays
+    /// small for the common case, no event.
     #[inline(never)]
     fn late_rtos(
         &mut self,
@@ -840,6 +835,7 @@ impl<H: Csr> Control<'_, H> {
         marks: &mut PassMarks,
         rep: &mut PollReport,
     ) -> Result<(), Error> {
+        let down = marks.down;
         let mut late = first;
         for _ in 0..4 {
             if late == 0 {
@@ -857,6 +853,9 @@ impl<H: Csr> Control<'_, H> {
                 bit <<= 1;
             }
             late = self.hw.read(csr::EVT_RTO) & 0xFFFF;
+        }
+        if marks.down != down {
+            self.planes(c, marks.progressed, rep)?;
         }
         Ok(())
     }
