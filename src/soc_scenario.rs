@@ -130,8 +130,9 @@ pub struct SocReport {
     pub detect_cycle: Option<u64>,
     /// The firmware's `SET_PLANE_UP(plane, down)` for the dead plane (cycle).
     pub plane_down_cycle: Option<u64>,
-    /// The last command of that poll that moved a path off the dead plane (`SET_PLANE`,
-    /// `SET_HEALTH` or `REROLL` of a path that was on it): traffic is repaired from here.
+    /// The last command of that poll on a path it moved off the dead plane (its `SET_PLANE`
+    /// to a live plane, then `SET_HEALTH` and `REROLL`): traffic is repaired from here. The
+    /// sentinel left on the dead plane, and its probe re-rolls, do not count.
     pub paths_moved_cycle: Option<u64>,
     /// End of the poll that declared the plane down and moved its paths (heartbeat cycle).
     pub repair_cycle: Option<u64>,
@@ -268,8 +269,9 @@ pub fn run_soc(cfg: &ScenarioConfig, image: &SocImage, vcd: Option<&Path>) -> Re
     let fail_cycle = base + cycle_at(fail_at);
     let limit = start + cfg.time_limit_ns;
     let (mut detect_cycle, mut plane_down_cycle, mut repair_cycle) = (None, None, None);
-    // paths on the dead plane when it was declared down, and the last command moving one of them
-    let (mut dead_paths, mut moved_cycle): (Option<Vec<bool>>, Option<u64>) = (None, None);
+    // after the plane is declared down: the paths moved off it (bit p), and the last command
+    // on one of them in that poll
+    let (mut moved_paths, mut moved_cycle): (Option<u32>, Option<u64>) = (None, None);
     let (mut polls_at_fail, mut instr_at_fail) = (None, 0u32);
     let (mut polls_to_repair, mut instructions_to_repair) = (None, None);
     let mut max_ahead = 0u64;
@@ -305,14 +307,18 @@ pub fn run_soc(cfg: &ScenarioConfig, image: &SocImage, vcd: Option<&Path>) -> Re
                     && c.a == u16::from(cfg.fail_plane)
                 {
                     plane_down_cycle = Some(c.cycle);
-                    dead_paths = Some(on_dead.clone());
+                    moved_paths = Some(0);
                 }
-                let moves = matches!(
-                    c.op,
-                    csr::sel_op::SET_PLANE | csr::sel_op::SET_HEALTH | csr::sel_op::REROLL
-                );
-                if let (Some(dead), None) = (&dead_paths, repair_cycle) {
-                    if moves && dead[usize::from(c.path) % PATHS] {
+                if let (Some(moved), None) = (moved_paths.as_mut(), repair_cycle) {
+                    let bit = 1u32 << (usize::from(c.path) % PATHS);
+                    if c.op == csr::sel_op::SET_PLANE
+                        && c.a != u16::from(cfg.fail_plane)
+                        && on_dead[usize::from(c.path) % PATHS]
+                    {
+                        *moved |= bit;
+                    }
+                    let follows = matches!(c.op, csr::sel_op::SET_HEALTH | csr::sel_op::REROLL);
+                    if *moved & bit != 0 && (c.op == csr::sel_op::SET_PLANE || follows) {
                         moved_cycle = Some(c.cycle);
                     }
                 }

@@ -78,7 +78,7 @@ fn firmware_on_picorv32_repairs_a_plane_failure() {
     // the re-balance moved the dead plane's paths after declaring it down, within that poll
     let moved = r.paths_moved_cycle.expect("no path moved");
     assert!(moved > down && r.repair_cycle.is_some_and(|c| c >= moved), "{moved}");
-    // Simulated cycles, deterministic for an image: the paths are moved +46,359 cycles after
+    // Simulated cycles, deterministic for an image: the paths are moved +46,601 cycles after
     // the failure (the three RTOs take ~35,600 of them; firmware/README.md); the firmware of
     // 697bde3, which left RTOs raised behind its pass to the next poll, needed +57,889.
     let after = moved - r.fail_cycle;
