@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use mroce_model::endpoint::EcnReroute;
 use mroce_sim::engine::{Progress, RunReport};
 use mroce_sim::experiments::{self, Collective, Common, Hooks, Summary};
 use mroce_sim::fabric::{EcmpHash, FabricConfig, Failure, LossScope};
@@ -47,6 +48,10 @@ fn kind_arg(s: &str) -> Result<Kind, String> {
         "rocev2" | "roce" => Ok(Kind::Rocev2),
         _ => Err(format!("unknown transport {s:?} (mroce, rocev2)")),
     }
+}
+
+fn ecn_reroute_arg(s: &str) -> Result<EcnReroute, String> {
+    EcnReroute::parse(&s.to_ascii_lowercase()).ok_or_else(|| format!("unknown policy {s:?} (every, one, off)"))
 }
 
 fn us_to_ns(us: f64) -> u64 {
@@ -107,9 +112,11 @@ struct CommonArgs {
     /// Paths per mroce connection.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=16))]
     paths: u16,
-    /// mroce acts on its path selector's ECN re-route verdict (true) or ignores it (false).
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
-    ecn_reroute: bool,
+    /// What mroce does with its path selector's ECN re-route verdicts: every (move each named
+    /// path once drained), one (only while no other path of the connection drains for a move)
+    /// or off; true and false mean every and off.
+    #[arg(long, default_value = "every", value_parser = ecn_reroute_arg)]
+    ecn_reroute: EcnReroute,
     /// Payload bytes per packet.
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u16).range(256..=9000))]
     mtu: u16,

@@ -3,6 +3,7 @@
 
 use std::process::Command;
 
+use mroce_model::endpoint::EcnReroute;
 use mroce_sim::experiments::{self, Collective, Common, NoHooks, Summary};
 use mroce_sim::fabric::FabricConfig;
 use mroce_sim::model_factory as sim_factory;
@@ -317,31 +318,33 @@ fn cli_prints_the_summary_on_the_last_line_and_writes_files() {
     }
 }
 
-/// `--ecn-reroute false`: mroce ignores its path selector's re-route verdicts, so no path moves
-/// for ECN; left on (the default), a permutation on a collided fabric moves some. The choice is
-/// recorded in the summary's params.
+/// `--ecn-reroute off`: mroce ignores its path selector's re-route verdicts, so no path moves
+/// for ECN; `every` (the default) moves some on a permutation over a collided fabric, and `one`
+/// (one path of a connection draining for a move at a time) fewer. The choice is recorded in the
+/// summary's params.
 #[test]
-fn ecn_reroute_can_be_switched_off() {
+fn ecn_reroute_policies() {
     let p = experiments::LossSweep {
         losses: vec![0.0],
         // 1 MiB flows end before any queue marks; 4 MiB ones collide long enough
         bytes_per_flow: 4 << 20,
         ..Default::default()
     };
-    let reroutes = |on: bool| {
+    let reroutes = |policy: EcnReroute| {
         let c = Common {
-            ecn_reroute: on,
+            ecn_reroute: policy,
             transports: vec![mroce_sim::Kind::Mroce],
             ..common()
         };
         let s = experiments::loss_sweep(&c, &p, &mut sim_factory, &mut NoHooks).unwrap();
         let v = serde_json::to_value(&s).unwrap();
-        assert_eq!(v["params"]["ecn_reroute"], on);
+        assert_eq!(v["params"]["ecn_reroute"], policy.as_str());
         assert_eq!(s.runs.len(), 1);
         let r = &s.runs[0].1;
         assert!(r.complete);
         r.counter("ecn_reroutes")
     };
-    assert!(reroutes(true) > 0);
-    assert_eq!(reroutes(false), 0);
+    let (every, one) = (reroutes(EcnReroute::Every), reroutes(EcnReroute::One));
+    assert!(one > 0 && every > one, "every {every}, one {one}");
+    assert_eq!(reroutes(EcnReroute::Off), 0);
 }

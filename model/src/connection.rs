@@ -11,6 +11,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::component_trace::{ComponentCalls, TracedPathSelector, TracedRxTracker, TracedTxScoreboard};
+use crate::endpoint::EcnReroute;
 use crate::memory::Memory;
 use crate::params::{
     ACK_DELAY_NS, LOSS_THRESHOLD, PATHS, PATH_DOWN_RTOS, PROBE_INTERVAL_NS, SACK_WORDS, SACK_WORD_BITS,
@@ -344,8 +345,8 @@ pub struct Connection {
     rto_init_ns: u64,
     /// Path and plane health are decided by the control core ([`ControlOp`]), not here.
     firmware_health: bool,
-    /// Act on CREDIT's re-route verdict (`EndpointConfig::ecn_reroute`).
-    ecn_reroute: bool,
+    /// What to do with CREDIT's re-route verdict (`EndpointConfig::ecn_reroute`).
+    ecn_reroute: EcnReroute,
 }
 
 fn bit_test(v: &[u64], i: u32) -> bool {
@@ -445,7 +446,7 @@ impl Connection {
             rto_min_ns: crate::params::RTO_MIN_NS,
             rto_init_ns: crate::params::RTO_INIT_NS,
             firmware_health: false,
-            ecn_reroute: true,
+            ecn_reroute: EcnReroute::Every,
         }
     }
 
@@ -509,8 +510,8 @@ impl Connection {
     }
 
     /// Act on the path selector's ECN re-route verdicts (on) or ignore them (off).
-    pub(crate) fn set_ecn_reroute(&mut self, on: bool) {
-        self.ecn_reroute = on;
+    pub(crate) fn set_ecn_reroute(&mut self, policy: EcnReroute) {
+        self.ecn_reroute = policy;
     }
 
     /// Leave path/plane health decisions (health, re-rolls, plane up/down) to the control core;
@@ -1123,7 +1124,7 @@ impl Connection {
             lost,
             probes,
             ce: a.ecn_count > 0,
-        }) && self.ecn_reroute
+        }) && self.acts_on_reroute()
         {
             // under firmware health the control core re-routes on EVT_REROUTE
             if !self.firmware_health {
@@ -1166,6 +1167,15 @@ impl Connection {
         }
         self.note_rto(path, now);
         self.complete_tx(ctx);
+    }
+
+    /// Whether a re-route verdict is acted on now (`EndpointConfig::ecn_reroute`).
+    fn acts_on_reroute(&self) -> bool {
+        match self.ecn_reroute {
+            EcnReroute::Off => false,
+            EcnReroute::Every => true,
+            EcnReroute::One => (0..self.paths).all(|p| !self.sel.path(p).reroll_pending),
+        }
     }
 
     /// Early tail-loss probe (RACK across paths, SPEC.md §8.4). The ACK of `path` shows that a

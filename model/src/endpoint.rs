@@ -58,10 +58,46 @@ pub struct EndpointConfig {
     /// Path and plane health decisions belong to the NIC control core (firmware), which applies
     /// them with [`Endpoint::apply_control`]; connections keep RTOs, retransmission and probes.
     pub firmware_path_health: bool,
-    /// Act on the path selector's ECN re-route verdict (SPEC.md §8.4): move a path marked far
-    /// more than its siblings to a new entropy once drained. Off, the verdict is ignored. Under
+    /// What to do with the path selector's ECN re-route verdict (SPEC.md §8.5): move a path
+    /// marked far more than its siblings to a new entropy once drained. Under
     /// `firmware_path_health` the control core makes that choice (`EVT_REROUTE`).
-    pub ecn_reroute: bool,
+    pub ecn_reroute: EcnReroute,
+}
+
+/// A connection's policy for the path selector's ECN re-route verdict (SPEC.md §8.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EcnReroute {
+    /// Ignore the verdict: paths move only on RTOs and the health rules.
+    Off,
+    /// Move every path the verdict names (each takes no new packets until it drained).
+    #[default]
+    Every,
+    /// Move a named path only while no other path of the connection drains for a move; a
+    /// verdict meanwhile is dropped. Each draining path takes its window out of service for
+    /// about an RTT, and the verdicts of a collided fabric came ~17 per flow.
+    One,
+}
+
+impl EcnReroute {
+    /// Name on command lines and in reports: `off`, `every` or `one`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EcnReroute::Off => "off",
+            EcnReroute::Every => "every",
+            EcnReroute::One => "one",
+        }
+    }
+
+    /// Parse a name of [`EcnReroute::as_str`]; `true` and `false` (the switch this replaced)
+    /// mean `every` and `off`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "off" | "false" => Some(EcnReroute::Off),
+            "every" | "true" => Some(EcnReroute::Every),
+            "one" => Some(EcnReroute::One),
+            _ => None,
+        }
+    }
 }
 
 impl Default for EndpointConfig {
@@ -80,7 +116,7 @@ impl Default for EndpointConfig {
             rto_init_ns: crate::params::RTO_INIT_NS,
             trace_components: false,
             firmware_path_health: false,
-            ecn_reroute: true,
+            ecn_reroute: EcnReroute::Every,
         }
     }
 }

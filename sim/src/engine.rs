@@ -37,6 +37,7 @@ use std::io::BufWriter;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use mroce_model::endpoint::EcnReroute;
 use mroce_model::memory::{Access, MrKey};
 use mroce_model::transport::{ConnId, Event, LocalBuf, NicAddr, RemoteBuf, Status, Transport, WorkKind};
 use mroce_model::wire::{self, ecn, opcode};
@@ -69,8 +70,8 @@ pub struct RunConfig {
     pub kind: Kind,
     /// Paths per connection (mroce).
     pub paths: u16,
-    /// mroce acts on ECN re-route verdicts (`EndpointConfig::ecn_reroute`).
-    pub ecn_reroute: bool,
+    /// mroce's policy for ECN re-route verdicts (`EndpointConfig::ecn_reroute`).
+    pub ecn_reroute: EcnReroute,
     /// Payload bytes per packet.
     pub mtu: u16,
     /// Seed of every random choice.
@@ -96,7 +97,7 @@ impl RunConfig {
             fabric,
             kind,
             paths: mroce_model::params::PATHS as u16,
-            ecn_reroute: true,
+            ecn_reroute: EcnReroute::default(),
             mtu: mroce_model::params::DEFAULT_MTU_PAYLOAD,
             seed,
             time_limit_ns: 1_000_000_000,

@@ -23,8 +23,8 @@ pub struct Common {
     pub seed: u64,
     /// Paths per connection (mroce).
     pub paths: u16,
-    /// mroce acts on ECN re-route verdicts (`EndpointConfig::ecn_reroute`).
-    pub ecn_reroute: bool,
+    /// mroce's policy for ECN re-route verdicts (`EndpointConfig::ecn_reroute`).
+    pub ecn_reroute: mroce_model::endpoint::EcnReroute,
     /// Payload bytes per packet.
     pub mtu: u16,
     /// Transports to run, in order.
@@ -43,7 +43,7 @@ impl Default for Common {
             fabric: FabricConfig::default(),
             seed: 1,
             paths: mroce_model::params::PATHS as u16,
-            ecn_reroute: true,
+            ecn_reroute: mroce_model::endpoint::EcnReroute::default(),
             mtu: mroce_model::params::DEFAULT_MTU_PAYLOAD,
             transports: Kind::ALL.to_vec(),
             time_limit_ns: None,
@@ -157,7 +157,7 @@ impl Ctx<'_, '_> {
         // every experiment records the transport knobs it ran with
         if let Value::Object(m) = &mut params {
             m.entry("paths").or_insert(json!(self.c.paths));
-            m.entry("ecn_reroute").or_insert(json!(self.c.ecn_reroute));
+            m.entry("ecn_reroute").or_insert(json!(self.c.ecn_reroute.as_str()));
         }
         Summary {
             experiment: name.into(),
@@ -271,6 +271,9 @@ fn run_fields(r: &RunReport) -> Value {
         "tx_data": r.counter("tx_data"),
         "tx_acks": r.counter("tx_acks"),
         "probes_sent": r.counter("probes_sent"),
+        // path moves: on an ECN re-route verdict (mroce) and on RTOs or health rules
+        "ecn_reroutes": r.counter("ecn_reroutes"),
+        "entropy_rerolls": r.counter("entropy_rerolls"),
         "events": r.events,
         "events_per_s": r.events_per_s,
         "sim_end_us": r.end_ns as f64 / 1000.0,

@@ -78,8 +78,13 @@ pub struct TransportParams {
     pub rx_capacity_mbps: u32,
     /// Connections the NIC must hold.
     pub max_connections: u32,
-    /// mroce acts on its path selector's ECN re-route verdict (`EndpointConfig::ecn_reroute`).
-    pub ecn_reroute: bool,
+    /// mroce's policy for its path selector's ECN re-route verdict (`EndpointConfig::ecn_reroute`).
+    #[serde(serialize_with = "ecn_reroute_name")]
+    pub ecn_reroute: mroce_model::endpoint::EcnReroute,
+}
+
+fn ecn_reroute_name<S: serde::Serializer>(p: &mroce_model::endpoint::EcnReroute, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(p.as_str())
 }
 
 /// Builds one NIC: `(kind, addresses, seed, params)`.
