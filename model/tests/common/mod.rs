@@ -18,6 +18,8 @@ pub enum Fate {
     Duplicate,
     /// Deliver after this many extra nanoseconds.
     Delay(Nanos),
+    /// Deliver with the IP ECN field set to CE, as a congested switch would.
+    DeliverCe,
 }
 
 pub type Injector = Box<dyn FnMut(bool, &[u8], &mut Rng) -> Fate>;
@@ -123,6 +125,14 @@ impl Link {
                         self.wire.push_back((self.now + self.delay, to_b, t.plane, f));
                     }
                     Fate::Delay(d) => self.wire.push_back((self.now + self.delay + d, to_b, t.plane, f)),
+                    Fate::DeliverCe => {
+                        let mut f = f;
+                        // only ECN-capable frames are marked (every mroce frame is ECT(0))
+                        if wire::frame_ecn(&f) == Some(wire::ecn::ECT0) {
+                            let _ = wire::set_ecn(&mut f, wire::ecn::CE);
+                        }
+                        self.wire.push_back((self.now + self.delay, to_b, t.plane, f));
+                    }
                 }
             }
         }
