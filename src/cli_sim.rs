@@ -17,7 +17,7 @@ use mroce_sim::experiments::{self, Collective, Common, Hooks, Summary};
 use mroce_sim::fabric::{EcmpHash, FabricConfig, Failure, LossScope};
 use mroce_sim::Kind;
 
-use crate::cli_value::{nonneg_arg, pos_arg, prob_arg, size_arg};
+use crate::cli_value::{ecn_reroute_arg, nonneg_arg, pos_arg, prob_arg, size_arg};
 
 /// `mroce sim` arguments.
 #[derive(Args, Debug)]
@@ -48,10 +48,6 @@ fn kind_arg(s: &str) -> Result<Kind, String> {
         "rocev2" | "roce" => Ok(Kind::Rocev2),
         _ => Err(format!("unknown transport {s:?} (mroce, rocev2)")),
     }
-}
-
-fn ecn_reroute_arg(s: &str) -> Result<EcnReroute, String> {
-    EcnReroute::parse(&s.to_ascii_lowercase()).ok_or_else(|| format!("unknown policy {s:?} (every, one, off)"))
 }
 
 fn us_to_ns(us: f64) -> u64 {

@@ -29,6 +29,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
+use mroce_model::endpoint::EcnReroute;
 use mroce_model::memory::MrKey;
 use mroce_model::transport::{ConnId, Event, LocalBuf, RemoteBuf, Status, WorkKind};
 use mroce_udp::{frame, pattern, Accept, Dir, Impairment, Nic, NicConfig};
@@ -128,6 +129,10 @@ struct Common {
     /// mroce's RTO before the first RTT sample of a path, µs.
     #[arg(long, default_value_t = 2000)]
     rto_init_us: u64,
+    /// What mroce does with its path selector's ECN re-route verdicts: every, one (only while
+    /// no other path of the connection drains for a move) or off.
+    #[arg(long, default_value = "every", value_parser = crate::cli_value::ecn_reroute_arg)]
+    ecn_reroute: EcnReroute,
     /// Seed of the transport's random choices and of the impairment.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -283,6 +288,7 @@ fn build_nic(
         rto_min_ns: None,
         rto_init_ns: Some(c.rto_init_us * 1000),
         peer_timeout_ns: Some((c.peer_timeout_s * 1e9) as u64),
+        ecn_reroute: c.ecn_reroute,
     };
     let t = make_transport(kind, addr, c.seed, &params).map_err(|e| e.to_string())?;
     let mut nic = Nic::new(t, nic_config(c, port, accept)).map_err(|e| e.to_string())?;

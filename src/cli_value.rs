@@ -57,3 +57,9 @@ mod tests {
         assert_eq!(pos_arg("2.5"), Ok(2.5));
     }
 }
+
+/// An ECN re-route policy (`every`, `one`, `off`; `true` and `false` mean `every` and `off`).
+pub fn ecn_reroute_arg(s: &str) -> Result<mroce_model::endpoint::EcnReroute, String> {
+    mroce_model::endpoint::EcnReroute::parse(&s.to_ascii_lowercase())
+        .ok_or_else(|| format!("unknown policy {s:?} (every, one, off)"))
+}

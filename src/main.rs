@@ -13,6 +13,7 @@ use clap::{Args, Parser, Subcommand};
 use mroce::cli_value::{nonneg_arg, pos_arg, prob_arg, size_arg};
 use mroce::pipe::{self, EcmpMode, PipeConfig, StreamMapping};
 use mroce::transports::TransportKind;
+use mroce_model::endpoint::EcnReroute;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -114,6 +115,10 @@ struct PipeArgs {
     /// Lane choice: UDP source port modulo lanes, or a CRC-32 5-tuple hash like a switch.
     #[arg(long, value_enum, default_value_t = EcmpMode::PortMod)]
     ecmp: EcmpMode,
+    /// What mroce does with its path selector's ECN re-route verdicts: every, one (only while
+    /// no other path of the connection drains for a move) or off.
+    #[arg(long, default_value = "every", value_parser = mroce::cli_value::ecn_reroute_arg)]
+    ecn_reroute: EcnReroute,
 }
 
 impl PipeArgs {
@@ -140,6 +145,7 @@ impl PipeArgs {
             time_limit_ns: (self.time_limit_s * 1e9).round() as u64,
             pcap: self.pcap.clone(),
             ecmp: self.ecmp,
+            ecn_reroute: self.ecn_reroute,
         }
     }
 }

@@ -45,6 +45,7 @@ use std::io::BufWriter;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use mroce_model::endpoint::EcnReroute;
 use mroce_model::memory::{Access, MrKey};
 use mroce_model::transport::{ConnId, Event, LocalBuf, NicAddr, RemoteBuf, Status, Transport, VerbError, WorkKind};
 use mroce_model::wire::{self, ecn, opcode};
@@ -125,6 +126,8 @@ pub struct PipeConfig {
     pub pcap: Option<PathBuf>,
     /// How a frame picks its lane.
     pub ecmp: EcmpMode,
+    /// mroce's policy for ECN re-route verdicts.
+    pub ecn_reroute: EcnReroute,
 }
 
 /// The pipe's ECMP function.
@@ -164,6 +167,7 @@ impl Default for PipeConfig {
             time_limit_ns: 10_000_000_000,
             pcap: None,
             ecmp: EcmpMode::PortMod,
+            ecn_reroute: EcnReroute::default(),
         }
     }
 }
@@ -423,6 +427,7 @@ pub fn run(cfg: &PipeConfig) -> Result<PipeReport, PipeError> {
     let params = TransportParams {
         paths: cfg.paths,
         streams: if cfg.uses_connections() { 1 } else { cfg.streams },
+        ecn_reroute: cfg.ecn_reroute,
         ..TransportParams::default()
     };
     let kind = cfg.transport;

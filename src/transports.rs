@@ -2,6 +2,7 @@
 //! [`mroce_model::transport::Transport`] only; this factory is the single spot that names
 //! the concrete types, so a new transport (or a constructor change) touches nothing else.
 
+use mroce_model::endpoint::EcnReroute;
 use mroce_model::transport::{NicAddr, Transport};
 use serde::Serialize;
 
@@ -68,6 +69,8 @@ pub struct TransportParams {
     /// A connection without ACK progress for this long fails, ns: mroce's peer timeout; for
     /// RoCEv2 its retry limit is raised so that its backed-off retries span at least this long.
     pub peer_timeout_ns: Option<u64>,
+    /// mroce's policy for ECN re-route verdicts (`--ecn-reroute`); RoCEv2 has none.
+    pub ecn_reroute: EcnReroute,
 }
 
 impl Default for TransportParams {
@@ -78,6 +81,7 @@ impl Default for TransportParams {
             rto_min_ns: None,
             rto_init_ns: None,
             peer_timeout_ns: None,
+            ecn_reroute: EcnReroute::default(),
         }
     }
 }
@@ -120,6 +124,7 @@ pub fn make_transport(
                     rto_min_ns: params.rto_min_ns.unwrap_or(d.rto_min_ns),
                     rto_init_ns: params.rto_init_ns.unwrap_or(d.rto_init_ns),
                     peer_timeout_ns: params.peer_timeout_ns.unwrap_or(d.peer_timeout_ns),
+                    ecn_reroute: params.ecn_reroute,
                     ..d
                 },
                 seed,
