@@ -39,6 +39,12 @@ pub fn pos_arg(s: &str) -> Result<f64, String> {
     }
 }
 
+/// An ECN re-route policy (`every`, `one`, `off`; `true` and `false` mean `every` and `off`).
+pub fn ecn_reroute_arg(s: &str) -> Result<mroce_model::endpoint::EcnReroute, String> {
+    mroce_model::endpoint::EcnReroute::parse(&s.to_ascii_lowercase())
+        .ok_or_else(|| format!("unknown policy {s:?} (every, one, off)"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,10 +62,4 @@ mod tests {
         assert!(pos_arg("0").is_err());
         assert_eq!(pos_arg("2.5"), Ok(2.5));
     }
-}
-
-/// An ECN re-route policy (`every`, `one`, `off`; `true` and `false` mean `every` and `off`).
-pub fn ecn_reroute_arg(s: &str) -> Result<mroce_model::endpoint::EcnReroute, String> {
-    mroce_model::endpoint::EcnReroute::parse(&s.to_ascii_lowercase())
-        .ok_or_else(|| format!("unknown policy {s:?} (every, one, off)"))
 }
