@@ -509,7 +509,7 @@ impl Connection {
         self.rto_init_ns = init_ns;
     }
 
-    /// Act on the path selector's ECN re-route verdicts (on) or ignore them (off).
+    /// The policy for the path selector's ECN re-route verdicts (`EndpointConfig::ecn_reroute`).
     pub(crate) fn set_ecn_reroute(&mut self, policy: EcnReroute) {
         self.ecn_reroute = policy;
     }
