@@ -1,7 +1,8 @@
-//! Real kernel packet loss: `scripts/netns-loss.sh` builds its own network namespaces and a
-//! veth pair, drops 1% of UDP 4791 datagrams in each direction with nftables, and runs the
-//! listener and the sender inside them. Runs only where the machine allows it (root, `ip
-//! netns`, nft); elsewhere it prints why it skipped.
+//! Real kernel packet loss and ECN marking: `scripts/netns-loss.sh` builds its own network
+//! namespaces and a veth pair, drops 1% of UDP 4791 datagrams in each direction with
+//! nftables (or sets CE on the data of some source ports), and runs the listener and the
+//! sender inside them. Runs only where the machine allows it (root, `ip netns`, nft);
+//! elsewhere it prints why it skipped.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -12,8 +13,9 @@ fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/netns-loss.sh")
 }
 
-#[test]
-fn one_percent_kernel_loss_in_namespaces() {
+/// Runs the script with `args` and returns its JSON lines, or `None` (after saying why) where
+/// this machine cannot create namespaces.
+fn run_script(test: &str, args: &[&str]) -> Option<(Vec<Value>, String)> {
     let probe = Command::new("bash")
         .arg(script())
         .arg("--probe")
@@ -21,9 +23,9 @@ fn one_percent_kernel_loss_in_namespaces() {
         .expect("run bash");
     if probe.status.code() == Some(77) {
         let why = String::from_utf8_lossy(&probe.stderr);
-        println!("SKIP one_percent_kernel_loss_in_namespaces: {}", why.trim());
-        eprintln!("SKIP one_percent_kernel_loss_in_namespaces: {}", why.trim());
-        return;
+        println!("SKIP {test}: {}", why.trim());
+        eprintln!("SKIP {test}: {}", why.trim());
+        return None;
     }
     assert!(
         probe.status.success(),
@@ -33,22 +35,26 @@ fn one_percent_kernel_loss_in_namespaces() {
     let out = Command::new("bash")
         .arg(script())
         .args(["--bin", env!("CARGO_BIN_EXE_mroce")])
-        .args([
-            "--loss-permille",
-            "0,10",
-            "--transport",
-            "mroce,rocev2",
-            "--bytes",
-            "64MiB",
-        ])
+        .args(args)
         .output()
         .expect("run netns-loss.sh");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let runs: Vec<Value> = text
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let runs = text
         .lines()
         .map(|l| serde_json::from_str(l).expect("JSON line"))
         .collect();
-    assert_eq!(runs.len(), 4, "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    Some((runs, format!("{text}\n{}", String::from_utf8_lossy(&out.stderr))))
+}
+
+#[test]
+fn one_percent_kernel_loss_in_namespaces() {
+    let Some((runs, text)) = run_script(
+        "one_percent_kernel_loss_in_namespaces",
+        &["--loss-permille", "0,10", "--transport", "mroce,rocev2", "--bytes", "64MiB"],
+    ) else {
+        return;
+    };
+    assert_eq!(runs.len(), 4, "{text}");
     let find = |loss: u64, t: &str| {
         runs.iter()
             .find(|r| r["loss_permille"] == loss && r["transport"] == t)
@@ -74,4 +80,59 @@ fn one_percent_kernel_loss_in_namespaces() {
         g(10, "rocev2"),
         g(10, "rocev2") / g(0, "rocev2"),
     );
+}
+
+/// The kernel sets CE on the data of a quarter of the UDP source ports, as a congested switch
+/// would on the routes those entropies hash to. The path selector's re-route verdicts move the
+/// marked paths to fresh source ports until none is marked; with re-routing off they stay,
+/// marked, at the floor of their windows.
+#[test]
+fn ce_marked_source_ports_are_left_in_namespaces() {
+    let Some((runs, text)) = run_script(
+        "ce_marked_source_ports_are_left_in_namespaces",
+        &[
+            "--loss-permille",
+            "0",
+            "--transport",
+            "mroce",
+            "--ce-port-mask",
+            "3",
+            "--ecn-reroute",
+            "every,one,off",
+            "--bytes",
+            "32MiB",
+        ],
+    ) else {
+        return;
+    };
+    assert_eq!(runs.len(), 3, "{text}");
+    let mut marked_share = Vec::new();
+    for (run, policy) in runs.iter().zip(["every", "one", "off"]) {
+        assert_eq!(run["ecn_reroute"], policy, "{text}");
+        assert_eq!(run["sender"]["integrity"], "ok", "{policy}: {run}");
+        assert_eq!(run["listener"]["integrity"], "ok", "{policy}: {run}");
+        let marked = run["nft_ce_marked"].as_u64().unwrap();
+        let seen = run["nft_seen"].as_u64().unwrap();
+        let ce_received = run["listener"]["counters"]["ce_received"].as_u64().unwrap();
+        let echoes = run["sender"]["counters"]["ecn_echoes"].as_u64().unwrap();
+        let reroutes = run["sender"]["counters"]["ecn_reroutes"].as_u64().unwrap();
+        // Every frame the kernel marked reached the listener's transport as CE (the ICRC does
+        // not cover the ECN bits), and the ACKs carried the count back.
+        assert!(marked > 0 && ce_received > 0 && ce_received <= marked, "{policy}: {run}");
+        assert!(echoes > 0, "{policy}: {run}");
+        if policy == "off" {
+            assert_eq!(reroutes, 0, "{run}");
+        } else {
+            assert!(reroutes > 0, "{policy}: {run}");
+        }
+        marked_share.push(marked as f64 / seen as f64);
+    }
+    // Moving off the marked ports leaves a small fraction of the data marked (the first
+    // windows); staying leaves ~1/4 of the paths marked for the whole transfer.
+    println!(
+        "netns, 32 MiB, CE on ports with (port & 3) == 0: share of datagrams marked: every {:.4}, one {:.4}, off {:.4}",
+        marked_share[0], marked_share[1], marked_share[2]
+    );
+    assert!(marked_share[0] < 0.5 * marked_share[2], "{marked_share:?}");
+    assert!(marked_share[1] < 0.5 * marked_share[2], "{marked_share:?}");
 }
