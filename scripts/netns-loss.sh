@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real kernel packet loss between two mroce processes.
+# Real kernel packet loss (and, optionally, ECN marking) between two mroce processes.
 #
 # Creates two network namespaces of its own joined by a veth pair (MTU 9000), adds nftables
 # rules in each that drop a random fraction of incoming UDP 4791 datagrams
