@@ -50,7 +50,14 @@ fn run_script(test: &str, args: &[&str]) -> Option<(Vec<Value>, String)> {
 fn one_percent_kernel_loss_in_namespaces() {
     let Some((runs, text)) = run_script(
         "one_percent_kernel_loss_in_namespaces",
-        &["--loss-permille", "0,10", "--transport", "mroce,rocev2", "--bytes", "64MiB"],
+        &[
+            "--loss-permille",
+            "0,10",
+            "--transport",
+            "mroce,rocev2",
+            "--bytes",
+            "64MiB",
+        ],
     ) else {
         return;
     };
@@ -118,7 +125,10 @@ fn ce_marked_source_ports_are_left_in_namespaces() {
         let reroutes = run["sender"]["counters"]["ecn_reroutes"].as_u64().unwrap();
         // Every frame the kernel marked reached the listener's transport as CE (the ICRC does
         // not cover the ECN bits), and the ACKs carried the count back.
-        assert!(marked > 0 && ce_received > 0 && ce_received <= marked, "{policy}: {run}");
+        assert!(
+            marked > 0 && ce_received > 0 && ce_received <= marked,
+            "{policy}: {run}"
+        );
         assert!(echoes > 0, "{policy}: {run}");
         if policy == "off" {
             assert_eq!(reroutes, 0, "{run}");
