@@ -113,6 +113,10 @@ struct CommonArgs {
     /// or off; true and false mean every and off.
     #[arg(long, default_value = "every", value_parser = ecn_reroute_arg)]
     ecn_reroute: EcnReroute,
+    /// Packets an mroce connection may have in flight before its first rate hint (one
+    /// bandwidth-delay product of a 400 Gb/s port by default; 65535: the paths' initial windows).
+    #[arg(long, default_value_t = mroce_model::params::CONN_LIMIT_INIT_PKTS, value_parser = clap::value_parser!(u16).range(1..))]
+    initial_limit: u16,
     /// Payload bytes per packet.
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u16).range(256..=9000))]
     mtu: u16,
@@ -159,6 +163,7 @@ impl CommonArgs {
             seed: self.seed,
             paths: self.paths,
             ecn_reroute: self.ecn_reroute,
+            initial_conn_limit: self.initial_limit,
             mtu: self.mtu,
             transports: self.transports.clone(),
             time_limit_ns: self.time_limit_ms.map(|ms| (ms * 1e6).round() as u64),

@@ -133,6 +133,10 @@ struct Common {
     /// no other path of the connection drains for a move) or off.
     #[arg(long, default_value = "every", value_parser = crate::cli_value::ecn_reroute_arg)]
     ecn_reroute: EcnReroute,
+    /// Packets an mroce connection may have in flight before its first rate hint (65535: the
+    /// paths' initial windows).
+    #[arg(long, default_value_t = mroce_model::params::CONN_LIMIT_INIT_PKTS, value_parser = clap::value_parser!(u16).range(1..))]
+    initial_limit: u16,
     /// Seed of the transport's random choices and of the impairment.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -289,6 +293,7 @@ fn build_nic(
         rto_init_ns: Some(c.rto_init_us * 1000),
         peer_timeout_ns: Some((c.peer_timeout_s * 1e9) as u64),
         ecn_reroute: c.ecn_reroute,
+        initial_conn_limit: c.initial_limit,
     };
     let t = make_transport(kind, addr, c.seed, &params).map_err(|e| e.to_string())?;
     let mut nic = Nic::new(t, nic_config(c, port, accept)).map_err(|e| e.to_string())?;

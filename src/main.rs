@@ -119,6 +119,10 @@ struct PipeArgs {
     /// no other path of the connection drains for a move) or off.
     #[arg(long, default_value = "every", value_parser = mroce::cli_value::ecn_reroute_arg)]
     ecn_reroute: EcnReroute,
+    /// Packets an mroce connection may have in flight before its first rate hint (65535: the
+    /// paths' initial windows).
+    #[arg(long, default_value_t = mroce_model::params::CONN_LIMIT_INIT_PKTS, value_parser = clap::value_parser!(u16).range(1..))]
+    initial_limit: u16,
 }
 
 impl PipeArgs {
@@ -146,6 +150,7 @@ impl PipeArgs {
             pcap: self.pcap.clone(),
             ecmp: self.ecmp,
             ecn_reroute: self.ecn_reroute,
+            initial_conn_limit: self.initial_limit,
         }
     }
 }

@@ -128,6 +128,8 @@ pub struct PipeConfig {
     pub ecmp: EcmpMode,
     /// mroce's policy for ECN re-route verdicts.
     pub ecn_reroute: EcnReroute,
+    /// mroce's connection limit before the first rate hint.
+    pub initial_conn_limit: u16,
 }
 
 /// The pipe's ECMP function.
@@ -168,6 +170,7 @@ impl Default for PipeConfig {
             pcap: None,
             ecmp: EcmpMode::PortMod,
             ecn_reroute: EcnReroute::default(),
+            initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
         }
     }
 }
@@ -428,6 +431,7 @@ pub fn run(cfg: &PipeConfig) -> Result<PipeReport, PipeError> {
         paths: cfg.paths,
         streams: if cfg.uses_connections() { 1 } else { cfg.streams },
         ecn_reroute: cfg.ecn_reroute,
+        initial_conn_limit: cfg.initial_conn_limit,
         ..TransportParams::default()
     };
     let kind = cfg.transport;

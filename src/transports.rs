@@ -71,6 +71,8 @@ pub struct TransportParams {
     pub peer_timeout_ns: Option<u64>,
     /// mroce's policy for ECN re-route verdicts (`--ecn-reroute`); RoCEv2 has none.
     pub ecn_reroute: EcnReroute,
+    /// mroce's connection limit before the first rate hint (`--initial-limit`); RoCEv2 has none.
+    pub initial_conn_limit: u16,
 }
 
 impl Default for TransportParams {
@@ -82,6 +84,7 @@ impl Default for TransportParams {
             rto_init_ns: None,
             peer_timeout_ns: None,
             ecn_reroute: EcnReroute::default(),
+            initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
         }
     }
 }
@@ -125,6 +128,7 @@ pub fn make_transport(
                     rto_init_ns: params.rto_init_ns.unwrap_or(d.rto_init_ns),
                     peer_timeout_ns: params.peer_timeout_ns.unwrap_or(d.peer_timeout_ns),
                     ecn_reroute: params.ecn_reroute,
+                    initial_conn_limit: params.initial_conn_limit,
                     ..d
                 },
                 seed,

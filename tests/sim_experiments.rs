@@ -348,3 +348,30 @@ fn ecn_reroute_policies() {
     assert!(one > 0 && every > one, "every {every}, one {one}");
     assert_eq!(reroutes(EcnReroute::Off), 0);
 }
+
+/// The connection limit before the first rate hint reaches the NICs: a smaller first flight
+/// into the same incast leaves less for the receiver's queues to drop, and everything
+/// arrives intact either way.
+#[test]
+fn initial_limit_caps_the_first_flight() {
+    let p = experiments::Incast {
+        senders: vec![8],
+        bytes: 512 << 10,
+        ..Default::default()
+    };
+    let drops = |limit: u16| {
+        let c = Common {
+            initial_conn_limit: limit,
+            transports: vec![mroce_sim::Kind::Mroce],
+            ..common()
+        };
+        let s = experiments::incast(&c, &p, &mut sim_factory, &mut NoHooks).unwrap();
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["params"]["initial_conn_limit"], limit);
+        let r = &s.results[0];
+        assert_eq!(r["integrity"], "ok", "{r}");
+        r["drops"].as_u64().unwrap()
+    };
+    let (none, small) = (drops(u16::MAX), drops(16));
+    assert!(small < none, "limit 16: {small} drops, no limit: {none}");
+}

@@ -347,6 +347,8 @@ pub struct Connection {
     firmware_health: bool,
     /// What to do with CREDIT's re-route verdict (`EndpointConfig::ecn_reroute`).
     ecn_reroute: EcnReroute,
+    /// Connection limit before the first rate hint (`EndpointConfig::initial_conn_limit`).
+    initial_limit: u16,
 }
 
 fn bit_test(v: &[u64], i: u32) -> bool {
@@ -447,6 +449,7 @@ impl Connection {
             rto_init_ns: crate::params::RTO_INIT_NS,
             firmware_health: false,
             ecn_reroute: EcnReroute::Every,
+            initial_limit: u16::MAX,
         }
     }
 
@@ -457,6 +460,7 @@ impl Connection {
         self.planes = planes.max(1);
         self.mtu = mtu.max(64);
         Self::init_selector(&mut self.sel, self.paths, self.planes, rng);
+        self.sel.set_conn_limit(self.initial_limit);
     }
 
     fn init_selector(sel: &mut TracedPathSelector, paths: u8, planes: u8, rng: &mut Rng) {
@@ -512,6 +516,16 @@ impl Connection {
     /// The policy for the path selector's ECN re-route verdicts (`EndpointConfig::ecn_reroute`).
     pub(crate) fn set_ecn_reroute(&mut self, policy: EcnReroute) {
         self.ecn_reroute = policy;
+    }
+
+    /// Packets in flight allowed until the first rate hint (`EndpointConfig::initial_conn_limit`):
+    /// without it the first flight is every path's initial window, more than the port can
+    /// deliver before the first ACK.
+    pub(crate) fn set_initial_conn_limit(&mut self, pkts: u16) {
+        self.initial_limit = pkts;
+        if self.rate_hint_mbps == 0 && self.limit_hold == 0 {
+            self.sel.set_conn_limit(pkts);
+        }
     }
 
     /// Leave path/plane health decisions (health, re-rolls, plane up/down) to the control core;

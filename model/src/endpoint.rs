@@ -62,6 +62,9 @@ pub struct EndpointConfig {
     /// marked far more than its siblings to a new entropy once drained. Under
     /// `firmware_path_health` the control core makes that choice (`EVT_REROUTE`).
     pub ecn_reroute: EcnReroute,
+    /// Packets a new connection may have in flight before its first rate hint (SPEC.md §8.5;
+    /// default `params::CONN_LIMIT_INIT_PKTS`, 65535 for none).
+    pub initial_conn_limit: u16,
 }
 
 /// A connection's policy for the path selector's ECN re-route verdict (SPEC.md §8.5).
@@ -117,6 +120,7 @@ impl Default for EndpointConfig {
             trace_components: false,
             firmware_path_health: false,
             ecn_reroute: EcnReroute::Every,
+            initial_conn_limit: crate::params::CONN_LIMIT_INIT_PKTS,
         }
     }
 }
@@ -422,6 +426,8 @@ impl Endpoint {
                 conn.set_rto_bounds(self.cfg.rto_min_ns, self.cfg.rto_init_ns);
                 conn.set_firmware_health(self.cfg.firmware_path_health);
                 conn.set_ecn_reroute(self.cfg.ecn_reroute);
+                conn.set_initial_conn_limit(self.cfg.initial_conn_limit);
+                conn.set_initial_conn_limit(self.cfg.initial_conn_limit);
                 let out = self.cm_reply(&conn, wire::opcode::MR_CONNECT_ACK, plane, 0);
                 self.conns[id as usize - 1] = Some(conn);
                 self.incoming.insert(key, id);
@@ -603,6 +609,7 @@ impl Transport for Endpoint {
         conn.set_rto_bounds(self.cfg.rto_min_ns, self.cfg.rto_init_ns);
         conn.set_firmware_health(self.cfg.firmware_path_health);
         conn.set_ecn_reroute(self.cfg.ecn_reroute);
+        conn.set_initial_conn_limit(self.cfg.initial_conn_limit);
         let out = CmOut {
             opcode: wire::opcode::MR_CONNECT,
             peer,

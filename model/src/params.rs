@@ -65,6 +65,11 @@ pub const CWND_FRAC_BITS: u32 = 8;
 pub const CWND_ONE: u32 = 1 << CWND_FRAC_BITS;
 /// Default initial per-path window, in packets.
 pub const CWND_INIT_PKTS: u32 = 8;
+/// Packets in flight a connection may have before its first rate hint (SPEC.md §8.5): one
+/// bandwidth-delay product of a 400 Gb/s port at a 9.4 µs base RTT in 4 KiB frames (112.7).
+/// Sent before the first ACK, more only queues; in an incast it is what the queues drop.
+/// 65535 leaves the first flight to the paths' windows (PATHS x CWND_INIT_PKTS).
+pub const CONN_LIMIT_INIT_PKTS: u16 = 112;
 /// Minimum per-path window, in packets.
 pub const CWND_MIN_PKTS: u32 = 1;
 /// Maximum per-path window, in packets (bounded by the SACK window minus one word of slack).

@@ -477,6 +477,7 @@ fn spec_parameter_table_matches_the_constants() {
         ("CWND_ONE", CWND_ONE.into()),
         ("CWND_INIT_PKTS", CWND_INIT_PKTS.into()),
         ("CWND_MIN_PKTS", CWND_MIN_PKTS.into()),
+        ("CONN_LIMIT_INIT_PKTS", CONN_LIMIT_INIT_PKTS.into()),
         ("CWND_MAX_PKTS", CWND_MAX_PKTS.into()),
         ("LOSS_THRESHOLD", LOSS_THRESHOLD.into()),
         ("RTO_MIN_NS", RTO_MIN_NS),
@@ -512,6 +513,7 @@ fn spec_parameter_table_matches_the_constants() {
         ("max_connections", d.max_connections.into()),
         ("peer_timeout_ns", d.peer_timeout_ns),
         ("hint_window_ns", d.hint_window_ns),
+        ("initial_conn_limit", d.initial_conn_limit.into()),
     ];
     let rows = spec_named_rows(&spec_text());
     for (name, value) in expected {

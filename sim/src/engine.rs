@@ -72,6 +72,8 @@ pub struct RunConfig {
     pub paths: u16,
     /// mroce's policy for ECN re-route verdicts (`EndpointConfig::ecn_reroute`).
     pub ecn_reroute: EcnReroute,
+    /// mroce's connection limit before the first rate hint (`EndpointConfig::initial_conn_limit`).
+    pub initial_conn_limit: u16,
     /// Payload bytes per packet.
     pub mtu: u16,
     /// Seed of every random choice.
@@ -98,6 +100,7 @@ impl RunConfig {
             kind,
             paths: mroce_model::params::PATHS as u16,
             ecn_reroute: EcnReroute::default(),
+            initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
             mtu: mroce_model::params::DEFAULT_MTU_PAYLOAD,
             seed,
             time_limit_ns: 1_000_000_000,
@@ -622,6 +625,7 @@ impl<'a> Sim<'a> {
                     rx_capacity_mbps: (port_gbps * nports as f64 * 1000.0).round() as u32,
                     max_connections: conns_per_nic[nic as usize].max(16) + 16,
                     ecn_reroute: cfg.ecn_reroute,
+                    initial_conn_limit: cfg.initial_conn_limit,
                 };
                 let t = factory(cfg.kind, addr, derive_seed(cfg.seed, 0x1C00_0000 | nic as u64), &params)?;
                 let port_plane: Vec<u8> = if spans {

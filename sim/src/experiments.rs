@@ -25,6 +25,8 @@ pub struct Common {
     pub paths: u16,
     /// mroce's policy for ECN re-route verdicts (`EndpointConfig::ecn_reroute`).
     pub ecn_reroute: mroce_model::endpoint::EcnReroute,
+    /// mroce's connection limit before the first rate hint (`EndpointConfig::initial_conn_limit`).
+    pub initial_conn_limit: u16,
     /// Payload bytes per packet.
     pub mtu: u16,
     /// Transports to run, in order.
@@ -44,6 +46,7 @@ impl Default for Common {
             seed: 1,
             paths: mroce_model::params::PATHS as u16,
             ecn_reroute: mroce_model::endpoint::EcnReroute::default(),
+            initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
             mtu: mroce_model::params::DEFAULT_MTU_PAYLOAD,
             transports: Kind::ALL.to_vec(),
             time_limit_ns: None,
@@ -126,6 +129,7 @@ impl Ctx<'_, '_> {
         let mut cfg = RunConfig::new(fabric.clone(), kind, self.c.seed);
         cfg.paths = self.c.paths;
         cfg.ecn_reroute = self.c.ecn_reroute;
+        cfg.initial_conn_limit = self.c.initial_conn_limit;
         cfg.mtu = self.c.mtu;
         cfg.time_limit_ns = self.c.time_limit_ns.unwrap_or(k.time_limit_ns);
         cfg.sample_ns = k.sample_ns;
@@ -158,6 +162,8 @@ impl Ctx<'_, '_> {
         if let Value::Object(m) = &mut params {
             m.entry("paths").or_insert(json!(self.c.paths));
             m.entry("ecn_reroute").or_insert(json!(self.c.ecn_reroute.as_str()));
+            m.entry("initial_conn_limit")
+                .or_insert(json!(self.c.initial_conn_limit));
         }
         Summary {
             experiment: name.into(),

@@ -81,6 +81,8 @@ pub struct TransportParams {
     /// mroce's policy for its path selector's ECN re-route verdict (`EndpointConfig::ecn_reroute`).
     #[serde(serialize_with = "ecn_reroute_name")]
     pub ecn_reroute: mroce_model::endpoint::EcnReroute,
+    /// mroce's connection limit before the first rate hint (`EndpointConfig::initial_conn_limit`).
+    pub initial_conn_limit: u16,
 }
 
 fn ecn_reroute_name<S: serde::Serializer>(p: &mroce_model::endpoint::EcnReroute, s: S) -> Result<S::Ok, S::Error> {
@@ -106,6 +108,7 @@ pub fn model_factory(kind: Kind, addr: NicAddr, seed: u64, p: &TransportParams) 
                 rx_capacity_mbps: p.rx_capacity_mbps,
                 max_connections: p.max_connections.max(EndpointConfig::default().max_connections),
                 ecn_reroute: p.ecn_reroute,
+                initial_conn_limit: p.initial_conn_limit,
                 ..Default::default()
             },
             seed,
