@@ -427,7 +427,6 @@ impl Endpoint {
                 conn.set_firmware_health(self.cfg.firmware_path_health);
                 conn.set_ecn_reroute(self.cfg.ecn_reroute);
                 conn.set_initial_conn_limit(self.cfg.initial_conn_limit);
-                conn.set_initial_conn_limit(self.cfg.initial_conn_limit);
                 let out = self.cm_reply(&conn, wire::opcode::MR_CONNECT_ACK, plane, 0);
                 self.conns[id as usize - 1] = Some(conn);
                 self.incoming.insert(key, id);
