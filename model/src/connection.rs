@@ -164,18 +164,24 @@ impl SlotTable {
         };
     }
 
-    /// The slot of `psn` on `path`, which becomes Empty.
-    fn take(&mut self, path: u8, psn: u32) -> Slot {
-        let w = core::mem::take(&mut self.0[Self::index(path, psn)]);
-        match w[0] & 3 {
-            Self::PROBE => Slot::Probe,
-            Self::CHUNK => Slot::Chunk(ChunkRef {
-                stream: (w[0] >> 16) as u16,
-                msg_seq: w[1],
-                chunk: w[2],
+    /// The slot of `psn` on `path`, left in place.
+    fn get(&self, path: u8, psn: u32) -> Slot {
+        match self.0[Self::index(path, psn)] {
+            [w, _, _] if w & 3 == Self::PROBE => Slot::Probe,
+            [w, m, c] if w & 3 == Self::CHUNK => Slot::Chunk(ChunkRef {
+                stream: (w >> 16) as u16,
+                msg_seq: m,
+                chunk: c,
             }),
             _ => Slot::Empty,
         }
+    }
+
+    /// The slot of `psn` on `path`, which becomes Empty.
+    fn take(&mut self, path: u8, psn: u32) -> Slot {
+        let slot = self.get(path, psn);
+        self.0[Self::index(path, psn)] = [0; 3];
+        slot
     }
 }
 
@@ -349,6 +355,12 @@ pub struct Connection {
     ecn_reroute: EcnReroute,
     /// Connection limit before the first rate hint (`EndpointConfig::initial_conn_limit`).
     initial_limit: u16,
+    /// Keep a second copy of doubtful tail chunks in flight (`EndpointConfig::tail_hedge`).
+    tail_hedge: bool,
+    /// Chunks owed a second copy, each with the path to avoid, while nothing else waits to
+    /// be sent: a retransmission just sent, the newest chunk of a path whose TLP fired, a
+    /// chunk that lost one of its two copies (SPEC.md §8.3, tail hedge). At most `PATHS`.
+    hedges: VecDeque<(ChunkRef, u8)>,
 }
 
 fn bit_test(v: &[u64], i: u32) -> bool {
@@ -450,6 +462,8 @@ impl Connection {
             firmware_health: false,
             ecn_reroute: EcnReroute::Every,
             initial_limit: u16::MAX,
+            tail_hedge: false,
+            hedges: VecDeque::new(),
         }
     }
 
@@ -525,6 +539,14 @@ impl Connection {
         self.initial_limit = pkts;
         if self.rate_hint_mbps == 0 && self.limit_hold == 0 {
             self.sel.set_conn_limit(pkts);
+        }
+    }
+
+    /// Hedge doubtful tail chunks (`EndpointConfig::tail_hedge`, SPEC.md §8.3).
+    pub(crate) fn set_tail_hedge(&mut self, on: bool) {
+        self.tail_hedge = on;
+        if !on {
+            self.hedges.clear();
         }
     }
 
@@ -806,6 +828,16 @@ impl Connection {
                 continue;
             }
             let tlp = self.tlp_at[pi].is_some_and(|t| t <= now);
+            let reprobe = tlp && self.tlp_sent[pi] > 0;
+            if reprobe && !down && self.tail_hedge && self.retx.is_empty() && self.active.is_empty() {
+                // Nothing else to send and the path's last probe went unanswered: another probe
+                // can only tell whether its newest chunk arrived; a copy on another path
+                // delivers it if not. (On a first TLP, often only a late ACK, copies cost 1.6 %
+                // of the halving-doubling all-reduce's time, sim/README.md.)
+                if let Some(c) = self.newest_outstanding_chunk(p) {
+                    self.owe_hedge(c, p);
+                }
+            }
             self.tlp_at[pi] = None;
             self.probe_at[pi] = if down { Some(now + PROBE_INTERVAL_NS) } else { None };
             let sent = self.send_probe(p, now, local, buf, ctx);
@@ -927,40 +959,56 @@ impl Connection {
         if let Some(r) = self.poll_probe(now, local, buf, ctx) {
             return Some(r);
         }
-        let (chunk, is_retx) = loop {
-            let Some((chunk, is_retx)) = self.next_chunk(ctx.counters) else {
-                return self.poll_trailing_probe(now, local, buf, ctx);
-            };
-            if self.local_ok(chunk, ctx) {
-                break (chunk, is_retx);
-            }
-            // The application deregistered the buffer under a pending request: fail the
-            // message instead of sending a malformed packet, and go on with the next one.
-            ctx.counters.local_access_errors += 1;
-            if let Some(m) = self.msg_tx_mut(chunk.stream, chunk.msg_seq) {
-                m.status = Some(Status::ConnectionFailed);
-            }
-            self.complete_tx(ctx);
-        };
-        if self.idle {
-            // Busy again after an idle spell: the peer timeout counts from now.
-            self.last_progress = now;
-            self.idle = false;
-        }
         // Only paths whose plane's port can take the frame (the driver's back-pressure).
         let room = self.sb.room_mask();
         let on_ready = (0..self.paths)
             .filter(|&p| ready_planes & (1 << (self.sel.path(p).plane % 8)) != 0)
             .fold(0u32, |m, p| m | 1 << p);
-        let Some(path) = self.sel.select(room & on_ready) else {
-            self.port_blocked = self.sel.eligible_mask(room) != 0;
-            // Over-committed (a lower hint came with more in flight, as in an incast): the
-            // paths' tails were probably dropped and nothing follows them, so the owed
-            // trailing probes go now (SPEC.md §8.4).
-            if self.sel.total_inflight() > self.sel.conn_limit().min(self.hint_limit) {
-                return self.poll_trailing_probe(now, local, buf, ctx);
+        // The second copy of a tail chunk goes first, on another path (SPEC.md §8.3).
+        let mut hedged = None;
+        while let Some((c, first)) = self.hedges.pop_front() {
+            if self.hedge_wanted(c, ctx) {
+                hedged = self.sel.select(room & on_ready & !(1u32 << first)).map(|p| (c, p));
+                if hedged.is_some() {
+                    break;
+                }
             }
-            return None;
+        }
+        let is_hedge = hedged.is_some();
+        let (chunk, is_retx, path) = if let Some((c, p)) = hedged {
+            (c, true, p)
+        } else {
+            let (chunk, is_retx) = loop {
+                let Some((chunk, is_retx)) = self.next_chunk(ctx.counters) else {
+                    return self.poll_trailing_probe(now, local, buf, ctx);
+                };
+                if self.local_ok(chunk, ctx) {
+                    break (chunk, is_retx);
+                }
+                // The application deregistered the buffer under a pending request: fail the
+                // message instead of sending a malformed packet, and go on with the next one.
+                ctx.counters.local_access_errors += 1;
+                if let Some(m) = self.msg_tx_mut(chunk.stream, chunk.msg_seq) {
+                    m.status = Some(Status::ConnectionFailed);
+                }
+                self.complete_tx(ctx);
+            };
+            if self.idle {
+                // Busy again after an idle spell: the peer timeout counts from now.
+                self.last_progress = now;
+                self.idle = false;
+            }
+            let Some(path) = self.sel.select(room & on_ready) else {
+                self.port_blocked = self.sel.eligible_mask(room) != 0;
+                // Over-committed (a lower hint came with more in flight, as in an incast): the
+                // paths' tails were probably dropped and nothing follows them, so the owed
+                // trailing probes go now (SPEC.md §8.4).
+                if self.sel.total_inflight() > self.sel.conn_limit().min(self.hint_limit) {
+                    return self.poll_trailing_probe(now, local, buf, ctx);
+                }
+                return None;
+            };
+            (chunk, is_retx, path)
         };
         let pi = path as usize;
         let rto = self.rto(pi);
@@ -975,7 +1023,9 @@ impl Connection {
             });
             return None;
         };
-        if is_retx {
+        if is_hedge {
+            ctx.counters.tail_hedges += 1;
+        } else if is_retx {
             self.retx.pop_front();
             ctx.counters.retransmits += 1;
         } else if let Some(s) = self.active.pop_front() {
@@ -1031,7 +1081,8 @@ impl Connection {
             MsgKind::Send(rsn) => wire::MrPacket::Send { mrh, sdh, rsn, payload },
         };
         let mut bth = wire::Bth::new(0, peer_conn, psn);
-        bth.ack_req = last_chunk || (!more_queued && self.active.is_empty());
+        let tail = !more_queued && self.active.is_empty();
+        bth.ack_req = last_chunk || tail;
         bth.se = last_chunk;
         let n = match wire::encode_mroce(buf, &addrs, &bth, &pkt) {
             Ok(n) => n,
@@ -1050,7 +1101,40 @@ impl Connection {
         self.trail_owed |= 1 << path;
         self.arm_tlp(path, now);
         self.note_rto(path, now);
+        if self.tail_hedge && is_retx && !is_hedge && tail {
+            self.owe_hedge(chunk, path);
+        }
         Some((n, sp.plane))
+    }
+
+    /// Owe a second copy of `c`, on a path other than `path`, unless already owed or the
+    /// queue is full.
+    fn owe_hedge(&mut self, c: ChunkRef, path: u8) {
+        if self.hedges.len() < PATHS && !self.hedges.iter().any(|&(h, _)| h == c) {
+            self.hedges.push_back((c, path));
+        }
+    }
+
+    /// The newest chunk still outstanding on path `p` (its slot not yet freed or lost).
+    fn newest_outstanding_chunk(&self, p: u8) -> Option<ChunkRef> {
+        let ps = self.sb.path(p);
+        let span = ps.next.wrapping_sub(ps.una).min(crate::params::SACK_BITS as u32);
+        (1..=span).find_map(|k| match self.slots.get(p, ps.next.wrapping_sub(k)) {
+            Slot::Chunk(c) => Some(c),
+            _ => None,
+        })
+    }
+
+    /// `c` still deserves a second copy: exactly one copy is outstanding and unanswered, its
+    /// message goes on, and nothing else waits to be sent.
+    fn hedge_wanted(&self, c: ChunkRef, ctx: &Ctx<'_>) -> bool {
+        let live = self.msg_tx(c.stream, c.msg_seq).is_some_and(|m| {
+            !m.done()
+                && m.status.is_none()
+                && !bit_test(&m.acked, c.chunk)
+                && m.inflight.get(c.chunk as usize).is_some_and(|&n| n == 1)
+        });
+        live && self.retx.is_empty() && self.active.is_empty() && self.local_ok(c, ctx)
     }
 
     // -----------------------------------------------------------------------------------
@@ -1290,7 +1374,7 @@ impl Connection {
             let slot = self.slots.take(path, psn);
             ctx.counters.losses_detected += 1;
             match slot {
-                Slot::Chunk(c) => self.chunk_lost(c),
+                Slot::Chunk(c) => self.chunk_lost(c, path),
                 Slot::Probe => probes += 1,
                 Slot::Empty => {}
             }
@@ -1317,7 +1401,8 @@ impl Connection {
         }
     }
 
-    fn chunk_lost(&mut self, c: ChunkRef) {
+    /// A transmission of `c` on `path` was declared lost.
+    fn chunk_lost(&mut self, c: ChunkRef, path: u8) {
         let Some(m) = self.msg_tx_mut(c.stream, c.msg_seq) else {
             return;
         };
@@ -1326,8 +1411,15 @@ impl Connection {
             return;
         }
         m.inflight[i] = m.inflight[i].saturating_sub(1);
-        if m.inflight[i] == 0 && !bit_test(&m.acked, c.chunk) && m.status.is_none() {
+        if bit_test(&m.acked, c.chunk) || m.status.is_some() {
+            return;
+        }
+        if m.inflight[i] == 0 {
             self.retx.push_back(c);
+        } else if self.tail_hedge && self.retx.is_empty() && self.active.is_empty() {
+            // A hedged tail chunk lost one of its two copies: replace it, so that the one
+            // left is not again the only one (SPEC.md §8.3).
+            self.owe_hedge(c, path);
         }
     }
 

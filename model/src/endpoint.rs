@@ -65,6 +65,11 @@ pub struct EndpointConfig {
     /// Packets a new connection may have in flight before its first rate hint (SPEC.md §8.5;
     /// default `params::CONN_LIMIT_INIT_PKTS`, 65535 for none).
     pub initial_conn_limit: u16,
+    /// While nothing else waits to be sent, keep a second copy of a doubtful chunk (a
+    /// retransmission, the newest chunk of a path whose tail-loss probe fired, a chunk that
+    /// lost one of two copies) in flight on another path, so that one more loss does not wait
+    /// for a probe's answer or an RTO (SPEC.md §8.3).
+    pub tail_hedge: bool,
 }
 
 /// A connection's policy for the path selector's ECN re-route verdict (SPEC.md §8.5).
@@ -121,6 +126,7 @@ impl Default for EndpointConfig {
             firmware_path_health: false,
             ecn_reroute: EcnReroute::Every,
             initial_conn_limit: crate::params::CONN_LIMIT_INIT_PKTS,
+            tail_hedge: true,
         }
     }
 }
@@ -427,6 +433,7 @@ impl Endpoint {
                 conn.set_firmware_health(self.cfg.firmware_path_health);
                 conn.set_ecn_reroute(self.cfg.ecn_reroute);
                 conn.set_initial_conn_limit(self.cfg.initial_conn_limit);
+                conn.set_tail_hedge(self.cfg.tail_hedge);
                 let out = self.cm_reply(&conn, wire::opcode::MR_CONNECT_ACK, plane, 0);
                 self.conns[id as usize - 1] = Some(conn);
                 self.incoming.insert(key, id);
@@ -609,6 +616,7 @@ impl Transport for Endpoint {
         conn.set_firmware_health(self.cfg.firmware_path_health);
         conn.set_ecn_reroute(self.cfg.ecn_reroute);
         conn.set_initial_conn_limit(self.cfg.initial_conn_limit);
+        conn.set_tail_hedge(self.cfg.tail_hedge);
         let out = CmOut {
             opcode: wire::opcode::MR_CONNECT,
             peer,

@@ -124,8 +124,11 @@ counters! {
     forged_ack_bits,
     /// Transmissions declared lost from SACK gaps or RTO.
     losses_detected,
-    /// Retransmitted data packets.
+    /// Retransmitted data packets (not counting the second copies of `tail_hedges`).
     retransmits,
+    /// Second copies of doubtful chunks sent while nothing else waits, on another path
+    /// (SPEC.md §8.3, tail hedge).
+    tail_hedges,
     /// Queued retransmissions dropped because the chunk was acknowledged meanwhile.
     retx_cancelled,
     /// Acknowledged transmissions whose chunk was already acknowledged (both copies of a

@@ -516,6 +516,12 @@ fn spec_parameter_table_matches_the_constants() {
         ("initial_conn_limit", d.initial_conn_limit.into()),
     ];
     let rows = spec_named_rows(&spec_text());
+    let hedge = rows
+        .iter()
+        .find(|(n, _)| n == "tail_hedge")
+        .map(|(_, c)| c.trim().to_string());
+    let want = if d.tail_hedge { "on" } else { "off" };
+    assert_eq!(hedge.as_deref(), Some(want), "SPEC.md §7.4 value of `tail_hedge`");
     for (name, value) in expected {
         let Some((_, cell)) = rows.iter().find(|(n, _)| n == name) else {
             panic!("SPEC.md §7 has no row for `{name}`");

@@ -157,7 +157,7 @@ pub fn cases() -> Vec<Case> {
         case(
             "C-8.4-17",
             "§8.4",
-            "Trailing probe: when the send queue runs dry, a PROBE with AckReq follows the newest data frame of each path; its ACK recovers a lost tail at once",
+            "Trailing probe: when the send queue runs dry, a PROBE with AckReq follows the newest data frame of each path; its ACK recovers a lost tail at once, with a copy on the other path (tail hedge)",
             &[],
             trailing,
         ),
@@ -638,10 +638,24 @@ fn early_tlp(t: &mut Tester<'_>) -> R {
     check_eq!("probe path", pb2.mrh().unwrap().path, pb);
     let r = t.expect_data("retransmission after the probe's ACK")?;
     check!(r.is_retx(), "RETX flag");
+    // nothing else is queued: its copy follows on the other path (tail hedge, §8.3)
+    let h = t.expect_data("the retransmission's copy (tail hedge)")?;
+    check!(h.is_retx(), "the copy's RETX flag");
+    check_eq!("the copy's chunk", chunk_off(&h), chunk_off(&r));
+    check!(
+        h.mrh().unwrap().path != r.mrh().unwrap().path,
+        "the copy must take the other path"
+    );
     t.expect_op(opcode::MR_PROBE, "trailing probe behind the retransmission")?;
+    t.expect_op(opcode::MR_PROBE, "trailing probe behind the copy")?;
     t.expect_counters(
         &before,
-        &[("probes_sent", 3), ("losses_detected", 2), ("retransmits", 1)],
+        &[
+            ("probes_sent", 4),
+            ("losses_detected", 2),
+            ("retransmits", 1),
+            ("tail_hedges", 1),
+        ],
     )?;
     Ok(())
 }
@@ -690,19 +704,25 @@ fn trailing(t: &mut Tester<'_>) -> R {
     let mut acked: Vec<u32> = d0[..d0.len() - 1].iter().map(|f| psn(f)).collect();
     acked.push(psn(pr0));
     ack_set(t, &p, 0, &acked, pr0.mrh().unwrap().ts, pr0.plane, pr0.addrs.src_port)?;
+    // the retransmission, and (nothing else queued) its copy on the other path (§8.3)
     let w = data_frames(t)?;
-    check_eq!("data frames at the probe's ACK", w.len(), 1);
-    let r = &w[0];
-    check!(r.is_retx(), "RETX flag");
-    check_eq!("retransmitted chunk", chunk_off(r), chunk_off(lost));
-    let rp = r.mrh().unwrap();
+    check_eq!("data frames at the probe's ACK", w.len(), 2);
+    for r in &w {
+        check!(r.is_retx(), "RETX flag");
+        check_eq!("retransmitted chunk", chunk_off(r), chunk_off(lost));
+        let rp = r.mrh().unwrap();
+        check!(
+            t.trailing.iter().any(|f| f
+                .mrh()
+                .is_some_and(|m| m.path == rp.path && m.psn == rp.psn.wrapping_add(1))),
+            "no trailing probe behind the retransmission (path {}, PSN {:#x})",
+            rp.path,
+            rp.psn.wrapping_add(1)
+        );
+    }
     check!(
-        t.trailing.iter().any(|f| f
-            .mrh()
-            .is_some_and(|m| m.path == rp.path && m.psn == rp.psn.wrapping_add(1))),
-        "no trailing probe behind the retransmission (path {}, PSN {:#x})",
-        rp.path,
-        rp.psn.wrapping_add(1)
+        w[0].mrh().unwrap().path != w[1].mrh().unwrap().path,
+        "the copy must take the other path"
     );
     // Path 1: everything arrived.
     let (d1, pr1) = (on(1), tr.iter().find(|f| f.mrh().unwrap().path == 1).unwrap());
@@ -710,7 +730,10 @@ fn trailing(t: &mut Tester<'_>) -> R {
     acked1.push(psn(pr1));
     ack_set(t, &p, 1, &acked1, pr1.mrh().unwrap().ts, pr1.plane, pr1.addrs.src_port)?;
     expect_no_data(t, "nothing else to send")?;
-    t.expect_counters(&before, &[("losses_detected", 1), ("retransmits", 1)])?;
+    t.expect_counters(
+        &before,
+        &[("losses_detected", 1), ("retransmits", 1), ("tail_hedges", 1)],
+    )?;
     Ok(())
 }
 
