@@ -17,7 +17,7 @@ use mroce_sim::experiments::{self, Collective, Common, Hooks, Summary};
 use mroce_sim::fabric::{EcmpHash, FabricConfig, Failure, LossScope};
 use mroce_sim::Kind;
 
-use crate::cli_value::{ecn_reroute_arg, nonneg_arg, pos_arg, prob_arg, size_arg};
+use crate::cli_value::{ecn_reroute_arg, nonneg_arg, on_off_arg, pos_arg, prob_arg, size_arg};
 
 /// `mroce sim` arguments.
 #[derive(Args, Debug)]
@@ -117,6 +117,10 @@ struct CommonArgs {
     /// bandwidth-delay product of a 400 Gb/s port by default; 65535: the paths' initial windows).
     #[arg(long, default_value_t = mroce_model::params::CONN_LIMIT_INIT_PKTS, value_parser = clap::value_parser!(u16).range(1..))]
     initial_limit: u16,
+    /// mroce's tail hedge (SPEC.md §8.3): while nothing else waits to be sent, keep a second
+    /// copy of a doubtful chunk in flight on another path; on or off.
+    #[arg(long, default_value = "on", value_parser = on_off_arg, action = clap::ArgAction::Set)]
+    tail_hedge: bool,
     /// Payload bytes per packet.
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u16).range(256..=9000))]
     mtu: u16,
@@ -164,6 +168,7 @@ impl CommonArgs {
             paths: self.paths,
             ecn_reroute: self.ecn_reroute,
             initial_conn_limit: self.initial_limit,
+            tail_hedge: self.tail_hedge,
             mtu: self.mtu,
             transports: self.transports.clone(),
             time_limit_ns: self.time_limit_ms.map(|ms| (ms * 1e6).round() as u64),

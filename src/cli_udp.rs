@@ -137,6 +137,10 @@ struct Common {
     /// paths' initial windows).
     #[arg(long, default_value_t = mroce_model::params::CONN_LIMIT_INIT_PKTS, value_parser = clap::value_parser!(u16).range(1..))]
     initial_limit: u16,
+    /// mroce's tail hedge (SPEC.md §8.3): while nothing else waits to be sent, keep a second
+    /// copy of a doubtful chunk in flight on another path; on or off.
+    #[arg(long, default_value = "on", value_parser = crate::cli_value::on_off_arg, action = clap::ArgAction::Set)]
+    tail_hedge: bool,
     /// Seed of the transport's random choices and of the impairment.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -294,6 +298,7 @@ fn build_nic(
         peer_timeout_ns: Some((c.peer_timeout_s * 1e9) as u64),
         ecn_reroute: c.ecn_reroute,
         initial_conn_limit: c.initial_limit,
+        tail_hedge: c.tail_hedge,
     };
     let t = make_transport(kind, addr, c.seed, &params).map_err(|e| e.to_string())?;
     let mut nic = Nic::new(t, nic_config(c, port, accept)).map_err(|e| e.to_string())?;

@@ -39,6 +39,15 @@ pub fn pos_arg(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A switch: `on` or `off` (also `true`/`false`).
+pub fn on_off_arg(s: &str) -> Result<bool, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "on" | "true" => Ok(true),
+        "off" | "false" => Ok(false),
+        _ => Err(format!("{s:?} is neither on nor off")),
+    }
+}
+
 /// An ECN re-route policy (`every`, `one`, `off`; `true` and `false` mean `every` and `off`).
 pub fn ecn_reroute_arg(s: &str) -> Result<mroce_model::endpoint::EcnReroute, String> {
     mroce_model::endpoint::EcnReroute::parse(&s.to_ascii_lowercase())

@@ -123,6 +123,10 @@ struct PipeArgs {
     /// paths' initial windows).
     #[arg(long, default_value_t = mroce_model::params::CONN_LIMIT_INIT_PKTS, value_parser = clap::value_parser!(u16).range(1..))]
     initial_limit: u16,
+    /// mroce's tail hedge (SPEC.md §8.3): while nothing else waits to be sent, keep a second
+    /// copy of a doubtful chunk in flight on another path; on or off.
+    #[arg(long, default_value = "on", value_parser = mroce::cli_value::on_off_arg, action = clap::ArgAction::Set)]
+    tail_hedge: bool,
 }
 
 impl PipeArgs {
@@ -151,6 +155,7 @@ impl PipeArgs {
             ecmp: self.ecmp,
             ecn_reroute: self.ecn_reroute,
             initial_conn_limit: self.initial_limit,
+            tail_hedge: self.tail_hedge,
         }
     }
 }

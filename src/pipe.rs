@@ -130,6 +130,8 @@ pub struct PipeConfig {
     pub ecn_reroute: EcnReroute,
     /// mroce's connection limit before the first rate hint.
     pub initial_conn_limit: u16,
+    /// mroce's second copy of tail retransmissions (`EndpointConfig::tail_hedge`).
+    pub tail_hedge: bool,
 }
 
 /// The pipe's ECMP function.
@@ -171,6 +173,7 @@ impl Default for PipeConfig {
             ecmp: EcmpMode::PortMod,
             ecn_reroute: EcnReroute::default(),
             initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
+            tail_hedge: true,
         }
     }
 }
@@ -432,6 +435,7 @@ pub fn run(cfg: &PipeConfig) -> Result<PipeReport, PipeError> {
         streams: if cfg.uses_connections() { 1 } else { cfg.streams },
         ecn_reroute: cfg.ecn_reroute,
         initial_conn_limit: cfg.initial_conn_limit,
+        tail_hedge: cfg.tail_hedge,
         ..TransportParams::default()
     };
     let kind = cfg.transport;

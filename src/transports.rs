@@ -73,6 +73,8 @@ pub struct TransportParams {
     pub ecn_reroute: EcnReroute,
     /// mroce's connection limit before the first rate hint (`--initial-limit`); RoCEv2 has none.
     pub initial_conn_limit: u16,
+    /// mroce's second copy of tail retransmissions (`--tail-hedge`); RoCEv2 has none.
+    pub tail_hedge: bool,
 }
 
 impl Default for TransportParams {
@@ -85,6 +87,7 @@ impl Default for TransportParams {
             peer_timeout_ns: None,
             ecn_reroute: EcnReroute::default(),
             initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
+            tail_hedge: true,
         }
     }
 }
@@ -129,6 +132,7 @@ pub fn make_transport(
                     peer_timeout_ns: params.peer_timeout_ns.unwrap_or(d.peer_timeout_ns),
                     ecn_reroute: params.ecn_reroute,
                     initial_conn_limit: params.initial_conn_limit,
+                    tail_hedge: params.tail_hedge,
                     ..d
                 },
                 seed,

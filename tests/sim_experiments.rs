@@ -375,3 +375,34 @@ fn initial_limit_caps_the_first_flight() {
     let (none, small) = (drops(u16::MAX), drops(16));
     assert!(small < none, "limit 16: {small} drops, no limit: {none}");
 }
+
+/// The tail hedge reaches the NICs: at 10 % loss the flows' last chunks get second copies
+/// (counted apart from retransmissions, and sent as data frames), none without it, and
+/// everything arrives intact either way.
+#[test]
+fn tail_hedge_copies_doubtful_tail_chunks() {
+    let p = experiments::LossSweep {
+        losses: vec![0.1],
+        bytes_per_flow: 512 << 10,
+        ..Default::default()
+    };
+    let run = |hedge: bool| {
+        let c = Common {
+            tail_hedge: hedge,
+            transports: vec![mroce_sim::Kind::Mroce],
+            ..common()
+        };
+        let s = experiments::loss_sweep(&c, &p, &mut sim_factory, &mut NoHooks).unwrap();
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["params"]["tail_hedge"], hedge);
+        let r = s.results[0].clone();
+        assert_eq!(r["integrity"], "ok", "{r}");
+        assert_eq!(r["bytes_delivered"], r["bytes_posted"], "{r}");
+        let n = |k: &str| r[k].as_u64().unwrap();
+        let frames = n("bytes_delivered").div_ceil(4096) + n("retransmits") + n("tail_hedges");
+        assert!(n("tx_data") >= frames, "{r}");
+        n("tail_hedges")
+    };
+    assert!(run(true) > 0, "no copies at 10 % loss");
+    assert_eq!(run(false), 0);
+}

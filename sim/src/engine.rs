@@ -74,6 +74,8 @@ pub struct RunConfig {
     pub ecn_reroute: EcnReroute,
     /// mroce's connection limit before the first rate hint (`EndpointConfig::initial_conn_limit`).
     pub initial_conn_limit: u16,
+    /// mroce's second copy of tail retransmissions (`EndpointConfig::tail_hedge`).
+    pub tail_hedge: bool,
     /// Payload bytes per packet.
     pub mtu: u16,
     /// Seed of every random choice.
@@ -101,6 +103,7 @@ impl RunConfig {
             paths: mroce_model::params::PATHS as u16,
             ecn_reroute: EcnReroute::default(),
             initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
+            tail_hedge: true,
             mtu: mroce_model::params::DEFAULT_MTU_PAYLOAD,
             seed,
             time_limit_ns: 1_000_000_000,
@@ -626,6 +629,7 @@ impl<'a> Sim<'a> {
                     max_connections: conns_per_nic[nic as usize].max(16) + 16,
                     ecn_reroute: cfg.ecn_reroute,
                     initial_conn_limit: cfg.initial_conn_limit,
+                    tail_hedge: cfg.tail_hedge,
                 };
                 let t = factory(cfg.kind, addr, derive_seed(cfg.seed, 0x1C00_0000 | nic as u64), &params)?;
                 let port_plane: Vec<u8> = if spans {

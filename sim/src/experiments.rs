@@ -27,6 +27,8 @@ pub struct Common {
     pub ecn_reroute: mroce_model::endpoint::EcnReroute,
     /// mroce's connection limit before the first rate hint (`EndpointConfig::initial_conn_limit`).
     pub initial_conn_limit: u16,
+    /// mroce's second copy of tail retransmissions (`EndpointConfig::tail_hedge`).
+    pub tail_hedge: bool,
     /// Payload bytes per packet.
     pub mtu: u16,
     /// Transports to run, in order.
@@ -47,6 +49,7 @@ impl Default for Common {
             paths: mroce_model::params::PATHS as u16,
             ecn_reroute: mroce_model::endpoint::EcnReroute::default(),
             initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
+            tail_hedge: true,
             mtu: mroce_model::params::DEFAULT_MTU_PAYLOAD,
             transports: Kind::ALL.to_vec(),
             time_limit_ns: None,
@@ -130,6 +133,7 @@ impl Ctx<'_, '_> {
         cfg.paths = self.c.paths;
         cfg.ecn_reroute = self.c.ecn_reroute;
         cfg.initial_conn_limit = self.c.initial_conn_limit;
+        cfg.tail_hedge = self.c.tail_hedge;
         cfg.mtu = self.c.mtu;
         cfg.time_limit_ns = self.c.time_limit_ns.unwrap_or(k.time_limit_ns);
         cfg.sample_ns = k.sample_ns;
@@ -164,6 +168,7 @@ impl Ctx<'_, '_> {
             m.entry("ecn_reroute").or_insert(json!(self.c.ecn_reroute.as_str()));
             m.entry("initial_conn_limit")
                 .or_insert(json!(self.c.initial_conn_limit));
+            m.entry("tail_hedge").or_insert(json!(self.c.tail_hedge));
         }
         Summary {
             experiment: name.into(),
@@ -277,6 +282,8 @@ fn run_fields(r: &RunReport) -> Value {
         "tx_data": r.counter("tx_data"),
         "tx_acks": r.counter("tx_acks"),
         "probes_sent": r.counter("probes_sent"),
+        // second copies of doubtful tail chunks (mroce's tail hedge, SPEC.md §8.3)
+        "tail_hedges": r.counter("tail_hedges"),
         // path moves: on an ECN re-route verdict (mroce) and on RTOs or health rules
         "ecn_reroutes": r.counter("ecn_reroutes"),
         "entropy_rerolls": r.counter("entropy_rerolls"),

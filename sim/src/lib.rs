@@ -83,6 +83,8 @@ pub struct TransportParams {
     pub ecn_reroute: mroce_model::endpoint::EcnReroute,
     /// mroce's connection limit before the first rate hint (`EndpointConfig::initial_conn_limit`).
     pub initial_conn_limit: u16,
+    /// mroce's second copy of tail retransmissions (`EndpointConfig::tail_hedge`).
+    pub tail_hedge: bool,
 }
 
 fn ecn_reroute_name<S: serde::Serializer>(p: &mroce_model::endpoint::EcnReroute, s: S) -> Result<S::Ok, S::Error> {
@@ -109,6 +111,7 @@ pub fn model_factory(kind: Kind, addr: NicAddr, seed: u64, p: &TransportParams) 
                 max_connections: p.max_connections.max(EndpointConfig::default().max_connections),
                 ecn_reroute: p.ecn_reroute,
                 initial_conn_limit: p.initial_conn_limit,
+                tail_hedge: p.tail_hedge,
                 ..Default::default()
             },
             seed,
