@@ -119,7 +119,7 @@ struct CommonArgs {
     initial_limit: u16,
     /// mroce's tail hedge (SPEC.md §8.3): while nothing else waits to be sent, keep a second
     /// copy of a doubtful chunk in flight on another path; on or off.
-    #[arg(long, default_value = "on", value_parser = on_off_arg, action = clap::ArgAction::Set)]
+    #[arg(long, default_value_t = mroce_model::endpoint::EndpointConfig::default().tail_hedge, value_parser = on_off_arg, action = clap::ArgAction::Set)]
     tail_hedge: bool,
     /// Payload bytes per packet.
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u16).range(256..=9000))]

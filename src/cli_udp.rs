@@ -139,7 +139,7 @@ struct Common {
     initial_limit: u16,
     /// mroce's tail hedge (SPEC.md §8.3): while nothing else waits to be sent, keep a second
     /// copy of a doubtful chunk in flight on another path; on or off.
-    #[arg(long, default_value = "on", value_parser = crate::cli_value::on_off_arg, action = clap::ArgAction::Set)]
+    #[arg(long, default_value_t = mroce_model::endpoint::EndpointConfig::default().tail_hedge, value_parser = crate::cli_value::on_off_arg, action = clap::ArgAction::Set)]
     tail_hedge: bool,
     /// Seed of the transport's random choices and of the impairment.
     #[arg(long, default_value_t = 1)]

@@ -68,6 +68,9 @@ mod tests {
         assert_eq!(nonneg_arg("0"), Ok(0.0));
         assert!(nonneg_arg("-1").is_err());
         assert!(nonneg_arg("inf").is_err());
+        assert_eq!(on_off_arg("On"), Ok(true));
+        assert_eq!(on_off_arg("false"), Ok(false));
+        assert!(on_off_arg("maybe").is_err());
         assert!(pos_arg("0").is_err());
         assert_eq!(pos_arg("2.5"), Ok(2.5));
     }

@@ -125,7 +125,7 @@ struct PipeArgs {
     initial_limit: u16,
     /// mroce's tail hedge (SPEC.md §8.3): while nothing else waits to be sent, keep a second
     /// copy of a doubtful chunk in flight on another path; on or off.
-    #[arg(long, default_value = "on", value_parser = mroce::cli_value::on_off_arg, action = clap::ArgAction::Set)]
+    #[arg(long, default_value_t = mroce_model::endpoint::EndpointConfig::default().tail_hedge, value_parser = mroce::cli_value::on_off_arg, action = clap::ArgAction::Set)]
     tail_hedge: bool,
 }
 

@@ -173,7 +173,7 @@ impl Default for PipeConfig {
             ecmp: EcmpMode::PortMod,
             ecn_reroute: EcnReroute::default(),
             initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
-            tail_hedge: true,
+            tail_hedge: mroce_model::endpoint::EndpointConfig::default().tail_hedge,
         }
     }
 }

@@ -73,7 +73,7 @@ pub struct TransportParams {
     pub ecn_reroute: EcnReroute,
     /// mroce's connection limit before the first rate hint (`--initial-limit`); RoCEv2 has none.
     pub initial_conn_limit: u16,
-    /// mroce's second copy of tail retransmissions (`--tail-hedge`); RoCEv2 has none.
+    /// mroce's tail hedge (`--tail-hedge`, `EndpointConfig::tail_hedge`); RoCEv2 has none.
     pub tail_hedge: bool,
 }
 
@@ -87,7 +87,7 @@ impl Default for TransportParams {
             peer_timeout_ns: None,
             ecn_reroute: EcnReroute::default(),
             initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
-            tail_hedge: true,
+            tail_hedge: mroce_model::endpoint::EndpointConfig::default().tail_hedge,
         }
     }
 }

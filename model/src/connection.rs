@@ -959,15 +959,11 @@ impl Connection {
         if let Some(r) = self.poll_probe(now, local, buf, ctx) {
             return Some(r);
         }
-        // Only paths whose plane's port can take the frame (the driver's back-pressure).
-        let room = self.sb.room_mask();
-        let on_ready = (0..self.paths)
-            .filter(|&p| ready_planes & (1 << (self.sel.path(p).plane % 8)) != 0)
-            .fold(0u32, |m, p| m | 1 << p);
         // The second copy of a tail chunk goes first, on another path (SPEC.md §8.3).
         let mut hedged = None;
         while let Some((c, first)) = self.hedges.pop_front() {
             if self.hedge_wanted(c, ctx) {
+                let (room, on_ready) = self.send_masks(ready_planes);
                 hedged = self.sel.select(room & on_ready & !(1u32 << first)).map(|p| (c, p));
                 if hedged.is_some() {
                     break;
@@ -998,6 +994,7 @@ impl Connection {
                 self.last_progress = now;
                 self.idle = false;
             }
+            let (room, on_ready) = self.send_masks(ready_planes);
             let Some(path) = self.sel.select(room & on_ready) else {
                 self.port_blocked = self.sel.eligible_mask(room) != 0;
                 // Over-committed (a lower hint came with more in flight, as in an incast): the
@@ -1105,6 +1102,15 @@ impl Connection {
             self.owe_hedge(chunk, path);
         }
         Some((n, sp.plane))
+    }
+
+    /// Paths with scoreboard room, and paths whose plane's port can take a frame now (the
+    /// driver's back-pressure, `ready_planes`).
+    fn send_masks(&self, ready_planes: u8) -> (u32, u32) {
+        let on_ready = (0..self.paths)
+            .filter(|&p| ready_planes & (1 << (self.sel.path(p).plane % 8)) != 0)
+            .fold(0u32, |m, p| m | 1 << p);
+        (self.sb.room_mask(), on_ready)
     }
 
     /// Owe a second copy of `c`, on a path other than `path`, unless already owed or the

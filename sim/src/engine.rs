@@ -74,7 +74,7 @@ pub struct RunConfig {
     pub ecn_reroute: EcnReroute,
     /// mroce's connection limit before the first rate hint (`EndpointConfig::initial_conn_limit`).
     pub initial_conn_limit: u16,
-    /// mroce's second copy of tail retransmissions (`EndpointConfig::tail_hedge`).
+    /// mroce's tail hedge (`EndpointConfig::tail_hedge`).
     pub tail_hedge: bool,
     /// Payload bytes per packet.
     pub mtu: u16,
@@ -103,7 +103,7 @@ impl RunConfig {
             paths: mroce_model::params::PATHS as u16,
             ecn_reroute: EcnReroute::default(),
             initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
-            tail_hedge: true,
+            tail_hedge: mroce_model::endpoint::EndpointConfig::default().tail_hedge,
             mtu: mroce_model::params::DEFAULT_MTU_PAYLOAD,
             seed,
             time_limit_ns: 1_000_000_000,

@@ -27,7 +27,7 @@ pub struct Common {
     pub ecn_reroute: mroce_model::endpoint::EcnReroute,
     /// mroce's connection limit before the first rate hint (`EndpointConfig::initial_conn_limit`).
     pub initial_conn_limit: u16,
-    /// mroce's second copy of tail retransmissions (`EndpointConfig::tail_hedge`).
+    /// mroce's tail hedge (`EndpointConfig::tail_hedge`).
     pub tail_hedge: bool,
     /// Payload bytes per packet.
     pub mtu: u16,
@@ -49,7 +49,7 @@ impl Default for Common {
             paths: mroce_model::params::PATHS as u16,
             ecn_reroute: mroce_model::endpoint::EcnReroute::default(),
             initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
-            tail_hedge: true,
+            tail_hedge: mroce_model::endpoint::EndpointConfig::default().tail_hedge,
             mtu: mroce_model::params::DEFAULT_MTU_PAYLOAD,
             transports: Kind::ALL.to_vec(),
             time_limit_ns: None,

@@ -83,7 +83,7 @@ pub struct TransportParams {
     pub ecn_reroute: mroce_model::endpoint::EcnReroute,
     /// mroce's connection limit before the first rate hint (`EndpointConfig::initial_conn_limit`).
     pub initial_conn_limit: u16,
-    /// mroce's second copy of tail retransmissions (`EndpointConfig::tail_hedge`).
+    /// mroce's tail hedge (`EndpointConfig::tail_hedge`).
     pub tail_hedge: bool,
 }
 
