@@ -406,3 +406,61 @@ fn tail_hedge_copies_doubtful_tail_chunks() {
     assert!(run(true) > 0, "no copies at 10 % loss");
     assert_eq!(run(false), 0);
 }
+
+/// Skipping the polls of port-blocked connections (`blocked_polls_skipped`) changes no frame:
+/// the same runs with every poll made (component tracing turns the skip off) give the same
+/// results, to the last counter.
+#[test]
+fn skipped_blocked_polls_change_nothing() {
+    use mroce_model::endpoint::Endpoint;
+    use mroce_sim::{mroce_config, Kind, NicAddr, Transport, TransportParams};
+    let mut every_poll =
+        |kind: Kind, addr: NicAddr, seed: u64, p: &TransportParams| -> Result<Box<dyn Transport>, String> {
+            if kind != Kind::Mroce {
+                return sim_factory(kind, addr, seed, p);
+            }
+            let mut cfg = mroce_config(addr, p);
+            cfg.trace_components = true;
+            Ok(Box::new(Endpoint::new(cfg, seed)))
+        };
+    // what may differ: timings, and the skip's own counter
+    let strip = |s: &Summary| -> Vec<Value> {
+        s.results
+            .iter()
+            .filter(|r| r["transport"] == "mroce")
+            .map(|r| {
+                let mut r = r.clone();
+                let o = r.as_object_mut().unwrap();
+                o.retain(|k, _| !k.contains("per_s") && !k.contains("wall") && !k.contains("cpu"));
+                assert!(o.remove("blocked_polls_skipped").is_some());
+                r
+            })
+            .collect()
+    };
+    let c = Common {
+        transports: vec![Kind::Mroce],
+        ..common()
+    };
+    let pf = experiments::PlaneFailure {
+        bytes: 128 << 10,
+        bin_ns: 2_000,
+        ..Default::default()
+    };
+    let skip = experiments::plane_failure(&c, &pf, &mut sim_factory, &mut NoHooks).unwrap();
+    let all = experiments::plane_failure(&c, &pf, &mut every_poll, &mut NoHooks).unwrap();
+    let skipped = |s: &Summary| rows(s, "mroce")[0]["blocked_polls_skipped"].as_u64().unwrap();
+    assert!(
+        skipped(&skip) > 0,
+        "the plane failure leaves blocked connections to skip"
+    );
+    assert_eq!(skipped(&all), 0);
+    assert_eq!(strip(&skip), strip(&all));
+    let ls = experiments::LossSweep {
+        losses: vec![0.01],
+        bytes_per_flow: 256 << 10,
+        ..Default::default()
+    };
+    let skip = experiments::loss_sweep(&c, &ls, &mut sim_factory, &mut NoHooks).unwrap();
+    let all = experiments::loss_sweep(&c, &ls, &mut every_poll, &mut NoHooks).unwrap();
+    assert_eq!(strip(&skip), strip(&all));
+}

@@ -1106,6 +1106,29 @@ impl Connection {
 
     /// Paths with scoreboard room, and paths whose plane's port can take a frame now (the
     /// driver's back-pressure, `ready_planes`).
+    /// After a poll that came back port-blocked: the planes it could send on, and the time of
+    /// its earliest probe or TLP. Until one of those planes is ready, that time comes, a handler
+    /// runs on it or memory registrations change, another poll comes back port-blocked too and
+    /// changes nothing, so the endpoint need not make it (`Endpoint::poll_transmit`).
+    pub(crate) fn blocked_verdict(&self) -> Option<(u8, Nanos)> {
+        if !self.port_blocked || !self.hedges.is_empty() {
+            return None;
+        }
+        let eligible = self.sel.eligible_mask(self.sb.room_mask());
+        let planes = (0..self.paths)
+            .filter(|&p| eligible & (1 << p) != 0)
+            .fold(0u8, |m, p| m | 1 << (self.sel.path(p).plane % 8));
+        let n = usize::from(self.paths);
+        let until = self.probe_at[..n.min(PATHS)]
+            .iter()
+            .chain(&self.tlp_at[..n.min(PATHS)])
+            .flatten()
+            .copied()
+            .min()
+            .unwrap_or(Nanos::MAX);
+        Some((planes, until))
+    }
+
     fn send_masks(&self, ready_planes: u8) -> (u32, u32) {
         let on_ready = (0..self.paths)
             .filter(|&p| ready_planes & (1 << (self.sel.path(p).plane % 8)) != 0)

@@ -141,11 +141,26 @@ struct CmOut {
     cmh: Cmh,
 }
 
+/// The verdict of a ready connection's last poll, which came back port-blocked
+/// (`Connection::blocked_verdict`): while none of `planes` is ready, `until` has not come and
+/// `mem_epoch` is current, polling it again would only repeat that.
+#[derive(Debug, Clone, Copy)]
+struct BlockedPoll {
+    planes: u8,
+    until: Nanos,
+    mem_epoch: u32,
+}
+
 /// An mroce NIC: implements [`Transport`].
 pub struct Endpoint {
     cfg: EndpointConfig,
     mem: Memory,
+    /// Bumped whenever the application may change memory registrations (`memory_mut`).
+    mem_epoch: u32,
     conns: Vec<Option<Connection>>,
+    /// Per connection slot: its last port-blocked verdict, cleared whenever the connection is
+    /// reached through `split` or `connection_mut` (every path that can change it).
+    blocked: Vec<Option<BlockedPoll>>,
     free: Vec<u32>,
     peers: Vec<NicAddr>,
     /// (peer plane-0 IP, peer conn, nonce) → local connection, to answer repeated CONNECTs.
@@ -182,7 +197,9 @@ impl Endpoint {
         Endpoint {
             cfg,
             mem: Memory::new(salt),
+            mem_epoch: 0,
             conns: Vec::new(),
+            blocked: Vec::new(),
             free: Vec::new(),
             peers: Vec::new(),
             incoming: BTreeMap::new(),
@@ -217,6 +234,7 @@ impl Endpoint {
 
     /// A connection, mutable (firmware-style control: plane state).
     pub fn connection_mut(&mut self, id: ConnId) -> Option<&mut Connection> {
+        self.unblock(id);
         self.conns
             .get_mut((id as usize).wrapping_sub(1))
             .and_then(|c| c.as_mut())
@@ -235,6 +253,7 @@ impl Endpoint {
             return None;
         }
         self.conns.push(None);
+        self.blocked.push(None);
         Some(self.conns.len() as u32)
     }
 
@@ -254,6 +273,7 @@ impl Endpoint {
     }
 
     fn release(&mut self, id: ConnId) {
+        self.unblock(id);
         if let Some(slot) = self.conns.get_mut((id as usize).wrapping_sub(1)) {
             if let Some(mut c) = slot.take() {
                 self.free.push(id - 1);
@@ -277,7 +297,23 @@ impl Endpoint {
         Ok(())
     }
 
+    /// Forget connection `id`'s port-blocked verdict: it is about to change, or may.
+    fn unblock(&mut self, id: ConnId) {
+        if let Some(b) = self.blocked.get_mut((id as usize).wrapping_sub(1)) {
+            *b = None;
+        }
+    }
+
+    /// Connection `id`'s last poll came back port-blocked, and one now would only repeat that.
+    fn still_blocked(&self, id: ConnId, now: Nanos, planes: u8) -> bool {
+        self.blocked
+            .get((id as usize).wrapping_sub(1))
+            .and_then(|b| b.as_ref())
+            .is_some_and(|b| b.planes & planes == 0 && now < b.until && b.mem_epoch == self.mem_epoch)
+    }
+
     fn split(&mut self, id: ConnId) -> Option<(&mut Connection, Ctx<'_>)> {
+        self.unblock(id);
         let c = self.conns.get_mut((id as usize).wrapping_sub(1))?.as_mut()?;
         Some((
             c,
@@ -435,6 +471,7 @@ impl Endpoint {
                 conn.set_initial_conn_limit(self.cfg.initial_conn_limit);
                 conn.set_tail_hedge(self.cfg.tail_hedge);
                 let out = self.cm_reply(&conn, wire::opcode::MR_CONNECT_ACK, plane, 0);
+                self.unblock(id);
                 self.conns[id as usize - 1] = Some(conn);
                 self.incoming.insert(key, id);
                 self.cm_out.push_back(out);
@@ -579,6 +616,8 @@ impl Transport for Endpoint {
     }
 
     fn memory_mut(&mut self) -> &mut Memory {
+        // a pending chunk's buffer may be deregistered: every blocked verdict is void
+        self.mem_epoch = self.mem_epoch.wrapping_add(1);
         &mut self.mem
     }
 
@@ -624,6 +663,7 @@ impl Transport for Endpoint {
             dest_qp: 0,
             cmh: self.cmh(&conn, 0),
         };
+        self.unblock(id);
         self.conns[id as usize - 1] = Some(conn);
         self.cm_out.push_back(out);
         self.schedule(id, now);
@@ -745,8 +785,18 @@ impl Transport for Endpoint {
         }
         let local = self.cfg.addr;
         let planes = self.ready_planes;
+        // Polls that would come back port-blocked again are skipped (the same outcome and
+        // order, without touching the connection's state: with many connections on a busy or
+        // dead plane they were most of the simulator's time). Not when recording component calls.
+        let skip_blocked = !self.cfg.trace_components;
         for _ in 0..self.ready.len() {
             let Some(id) = self.ready.pop_front() else { break };
+            if skip_blocked && self.still_blocked(id, now, planes) {
+                self.ready.push_back(id);
+                self.counters.blocked_polls_skipped += 1;
+                continue;
+            }
+            let mem_epoch = self.mem_epoch;
             let Some((c, mut ctx)) = self.split(id) else { continue };
             match c.poll_transmit(now, &local, buf, planes, &mut ctx) {
                 Some((len, plane)) => {
@@ -758,7 +808,17 @@ impl Transport for Endpoint {
                 }
                 None if c.port_blocked => {
                     // Sendable, but only on planes whose port is busy: it stays in line.
+                    let verdict = c.blocked_verdict();
                     self.ready.push_back(id);
+                    if let (true, Some((planes, until))) = (skip_blocked, verdict) {
+                        if let Some(b) = self.blocked.get_mut((id as usize).wrapping_sub(1)) {
+                            *b = Some(BlockedPoll {
+                                planes,
+                                until,
+                                mem_epoch,
+                            });
+                        }
+                    }
                 }
                 None => {
                     // Nothing sendable now: it re-enters the ready list on ACK, post or timer.

@@ -157,6 +157,9 @@ counters! {
     local_access_errors,
     /// Frames that could not be encoded (never expected).
     tx_encode_errors,
+    /// Transmit polls of port-blocked connections left out because they could only come back
+    /// blocked again (no effect on the protocol: a measure of the scheduler's work saved).
+    blocked_polls_skipped,
 }
 
 /// SplitMix64: the model's only source of randomness, seeded by the caller.

@@ -287,6 +287,8 @@ fn run_fields(r: &RunReport) -> Value {
         // path moves: on an ECN re-route verdict (mroce) and on RTOs or health rules
         "ecn_reroutes": r.counter("ecn_reroutes"),
         "entropy_rerolls": r.counter("entropy_rerolls"),
+        // simulator work saved: polls of port-blocked connections that could only repeat
+        "blocked_polls_skipped": r.counter("blocked_polls_skipped"),
         "events": r.events,
         "events_per_s": r.events_per_s,
         "sim_end_us": r.end_ns as f64 / 1000.0,

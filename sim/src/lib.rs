@@ -94,28 +94,31 @@ fn ecn_reroute_name<S: serde::Serializer>(p: &mroce_model::endpoint::EcnReroute,
 /// Builds one NIC: `(kind, addresses, seed, params)`.
 pub type Factory<'a> = dyn FnMut(Kind, NicAddr, u64, &TransportParams) -> Result<Box<dyn Transport>, String> + 'a;
 
+/// The configuration of the mroce NIC at `addr` that [`model_factory`] builds.
+pub fn mroce_config(addr: NicAddr, p: &TransportParams) -> mroce_model::endpoint::EndpointConfig {
+    use mroce_model::endpoint::EndpointConfig;
+    EndpointConfig {
+        addr,
+        paths: p.paths.clamp(1, mroce_model::params::PATHS as u16) as u8,
+        mtu: p.mtu,
+        rx_capacity_mbps: p.rx_capacity_mbps,
+        max_connections: p.max_connections.max(EndpointConfig::default().max_connections),
+        ecn_reroute: p.ecn_reroute,
+        initial_conn_limit: p.initial_conn_limit,
+        tail_hedge: p.tail_hedge,
+        ..Default::default()
+    }
+}
+
 /// The model's NICs (mroce `Endpoint`, RoCEv2 `RoceEndpoint`) as a [`Factory`]: what
 /// `mroce sim` runs. Configured here rather than by `mroce::transports::make_transport`, which
 /// does not take the MTU, the receiver capacity (mroce's fair-share hints must equal the NIC's
 /// inbound capacity, which varies with the fabric) or the connection-table size.
 pub fn model_factory(kind: Kind, addr: NicAddr, seed: u64, p: &TransportParams) -> Result<Box<dyn Transport>, String> {
-    use mroce_model::endpoint::{Endpoint, EndpointConfig};
+    use mroce_model::endpoint::Endpoint;
     use mroce_model::rocev2::{RoceConfig, RoceEndpoint};
     Ok(match kind {
-        Kind::Mroce => Box::new(Endpoint::new(
-            EndpointConfig {
-                addr,
-                paths: p.paths.clamp(1, mroce_model::params::PATHS as u16) as u8,
-                mtu: p.mtu,
-                rx_capacity_mbps: p.rx_capacity_mbps,
-                max_connections: p.max_connections.max(EndpointConfig::default().max_connections),
-                ecn_reroute: p.ecn_reroute,
-                initial_conn_limit: p.initial_conn_limit,
-                tail_hedge: p.tail_hedge,
-                ..Default::default()
-            },
-            seed,
-        )),
+        Kind::Mroce => Box::new(Endpoint::new(mroce_config(addr, p), seed)),
         Kind::Rocev2 => Box::new(RoceEndpoint::new(
             RoceConfig {
                 addr,
