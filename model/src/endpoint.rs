@@ -849,10 +849,11 @@ impl Transport for Endpoint {
             due.push((t, id));
         }
         for (t, id) in due {
-            let Some(c) = self.connection_mut(id) else { continue };
-            if c.scheduled != Some(t) {
-                continue; // stale entry: the connection rescheduled
+            // a stale entry (the connection rescheduled) leaves it untouched, blocked verdict and all
+            if self.connection(id).is_none_or(|c| c.scheduled != Some(t)) {
+                continue;
             }
+            let Some(c) = self.connection_mut(id) else { continue };
             c.scheduled = None;
             self.refresh_hint(now, None);
             let hint = self.hint_mbps;
