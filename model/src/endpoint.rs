@@ -141,12 +141,11 @@ struct CmOut {
     cmh: Cmh,
 }
 
-/// The verdict of a ready connection's last poll, which came back port-blocked
-/// (`Connection::blocked_verdict`): while none of `planes` is ready, `until` has not come and
-/// `mem_epoch` is current, polling it again would only repeat that.
-#[derive(Debug, Clone, Copy)]
-struct BlockedPoll {
-    planes: u8,
+/// When a ready connection's last poll came back port-blocked (`Connection::blocked_verdict`):
+/// until `until` or a change of `mem_epoch`, polling it again with none of its planes ready
+/// would only repeat that.
+#[derive(Debug, Clone, Copy, Default)]
+struct BlockedUntil {
     until: Nanos,
     mem_epoch: u32,
 }
@@ -158,9 +157,12 @@ pub struct Endpoint {
     /// Bumped whenever the application may change memory registrations (`memory_mut`).
     mem_epoch: u32,
     conns: Vec<Option<Connection>>,
-    /// Per connection slot: its last port-blocked verdict, cleared whenever the connection is
-    /// reached through `split` or `connection_mut` (every path that can change it).
-    blocked: Vec<Option<BlockedPoll>>,
+    /// Per connection slot: the planes of its last port-blocked verdict (0: none), cleared
+    /// whenever the connection is reached through `split` or `connection_mut` (every path that
+    /// can change it). One byte a slot, so that the check and the clearing stay in cache.
+    blocked_planes: Vec<u8>,
+    /// Per connection slot: the rest of that verdict, read only while its planes are set.
+    blocked_until: Vec<BlockedUntil>,
     free: Vec<u32>,
     peers: Vec<NicAddr>,
     /// (peer plane-0 IP, peer conn, nonce) → local connection, to answer repeated CONNECTs.
@@ -199,7 +201,8 @@ impl Endpoint {
             mem: Memory::new(salt),
             mem_epoch: 0,
             conns: Vec::new(),
-            blocked: Vec::new(),
+            blocked_planes: Vec::new(),
+            blocked_until: Vec::new(),
             free: Vec::new(),
             peers: Vec::new(),
             incoming: BTreeMap::new(),
@@ -253,7 +256,8 @@ impl Endpoint {
             return None;
         }
         self.conns.push(None);
-        self.blocked.push(None);
+        self.blocked_planes.push(0);
+        self.blocked_until.push(BlockedUntil::default());
         Some(self.conns.len() as u32)
     }
 
@@ -299,17 +303,23 @@ impl Endpoint {
 
     /// Forget connection `id`'s port-blocked verdict: it is about to change, or may.
     fn unblock(&mut self, id: ConnId) {
-        if let Some(b) = self.blocked.get_mut((id as usize).wrapping_sub(1)) {
-            *b = None;
+        if let Some(b) = self.blocked_planes.get_mut((id as usize).wrapping_sub(1)) {
+            if *b != 0 {
+                *b = 0;
+            }
         }
     }
 
     /// Connection `id`'s last poll came back port-blocked, and one now would only repeat that.
     fn still_blocked(&self, id: ConnId, now: Nanos, planes: u8) -> bool {
-        self.blocked
-            .get((id as usize).wrapping_sub(1))
-            .and_then(|b| b.as_ref())
-            .is_some_and(|b| b.planes & planes == 0 && now < b.until && b.mem_epoch == self.mem_epoch)
+        let i = (id as usize).wrapping_sub(1);
+        match self.blocked_planes.get(i) {
+            Some(&p) if p != 0 && p & planes == 0 => self
+                .blocked_until
+                .get(i)
+                .is_some_and(|b| now < b.until && b.mem_epoch == self.mem_epoch),
+            _ => false,
+        }
     }
 
     fn split(&mut self, id: ConnId) -> Option<(&mut Connection, Ctx<'_>)> {
@@ -811,12 +821,10 @@ impl Transport for Endpoint {
                     let verdict = c.blocked_verdict();
                     self.ready.push_back(id);
                     if let (true, Some((planes, until))) = (skip_blocked, verdict) {
-                        if let Some(b) = self.blocked.get_mut((id as usize).wrapping_sub(1)) {
-                            *b = Some(BlockedPoll {
-                                planes,
-                                until,
-                                mem_epoch,
-                            });
+                        let i = (id as usize).wrapping_sub(1);
+                        if let (Some(p), Some(b)) = (self.blocked_planes.get_mut(i), self.blocked_until.get_mut(i)) {
+                            *p = planes;
+                            *b = BlockedUntil { until, mem_epoch };
                         }
                     }
                 }
