@@ -1104,8 +1104,6 @@ impl Connection {
         Some((n, sp.plane))
     }
 
-    /// Paths with scoreboard room, and paths whose plane's port can take a frame now (the
-    /// driver's back-pressure, `ready_planes`).
     /// After a poll that came back port-blocked: the planes it could send on, and the time of
     /// its earliest probe or TLP. Until one of those planes is ready, that time comes, a handler
     /// runs on it or memory registrations change, another poll comes back port-blocked too and
@@ -1129,6 +1127,8 @@ impl Connection {
         Some((planes, until))
     }
 
+    /// Paths with scoreboard room, and paths whose plane's port can take a frame now (the
+    /// driver's back-pressure, `ready_planes`).
     fn send_masks(&self, ready_planes: u8) -> (u32, u32) {
         let on_ready = (0..self.paths)
             .filter(|&p| ready_planes & (1 << (self.sel.path(p).plane % 8)) != 0)
