@@ -4,7 +4,7 @@
 mod common;
 use common::*;
 use mroce_model::endpoint::EndpointConfig;
-use mroce_model::memory::Access;
+use mroce_model::memory::{Access, MrKey};
 use mroce_model::transport::*;
 use mroce_model::wire::{self, opcode};
 
@@ -803,26 +803,33 @@ fn data_goes_only_to_planes_whose_port_is_ready() {
     assert!(seen.borrow()[0] > 0 && seen.borrow()[0] + seen.borrow()[1] > before);
 }
 
-/// A connection whose data can go only to busy ports is not polled again until something could
-/// change that (`blocked_polls_skipped`), but a TLP that falls due is still sent at once, on
-/// the next poll, even before any timer has run on it.
-#[test]
-fn blocked_connection_still_sends_its_due_tail_probe() {
-    let mut l = Link::simple(43, 0.0);
+/// A connection that has sent `frames` data frames of a 256 KiB WRITE (lost: nothing is
+/// delivered) and is then left with no port ready: its polls come back blocked and the
+/// repeats are skipped (`blocked_polls_skipped`). Returns the link and the source region.
+fn blocked_after(seed: u64, frames: usize) -> (Link, MrKey) {
+    let mut l = Link::simple(seed, 0.0);
     let c = l.connect();
-    let (src, dst) = regions(&mut l, 256 << 10, 43);
+    let (src, dst) = regions(&mut l, 256 << 10, seed);
     post_writes(&mut l, c, src, dst, 256 << 10, 256 << 10, 1);
-    // a few data frames go out (and are lost): the connection now owes TLPs on their paths
     let mut buf = vec![0u8; 9000];
-    for _ in 0..4 {
+    for _ in 0..frames {
         let t = l.a.poll_transmit(l.now, &mut buf).expect("data");
         assert_eq!(opcode(&buf[..t.len]), opcode::MR_WRITE);
     }
-    // no port ready: blocked, and the next polls at the same time are skipped
     l.a.set_ready_planes(0);
     assert!(l.a.poll_transmit(l.now, &mut buf).is_none());
     assert!(l.a.poll_transmit(l.now, &mut buf).is_none());
     assert!(l.a.stats().blocked_polls_skipped >= 1, "{:?}", l.a.stats());
+    (l, src)
+}
+
+/// A blocked connection is not polled again until something could change that, but a TLP
+/// that falls due is still sent at once, on the next poll, even before any timer has run on it.
+#[test]
+fn blocked_connection_still_sends_its_due_tail_probe() {
+    // the data frames sent owe TLPs on their paths
+    let (mut l, _) = blocked_after(43, 4);
+    let mut buf = vec![0u8; 9000];
     // much later, still no port ready and no timer run: the due TLP goes out all the same
     let t =
         l.a.poll_transmit(l.now + 10_000_000, &mut buf)
@@ -834,18 +841,10 @@ fn blocked_connection_still_sends_its_due_tail_probe() {
 /// message fails at once, as it would without the skipped polls.
 #[test]
 fn blocked_connection_sees_a_deregistered_buffer() {
-    let mut l = Link::simple(44, 0.0);
-    let c = l.connect();
-    let (src, dst) = regions(&mut l, 256 << 10, 44);
-    post_writes(&mut l, c, src, dst, 256 << 10, 256 << 10, 1);
-    let mut buf = vec![0u8; 9000];
-    assert!(l.a.poll_transmit(l.now, &mut buf).is_some());
-    l.a.set_ready_planes(0);
-    assert!(l.a.poll_transmit(l.now, &mut buf).is_none());
-    assert!(l.a.poll_transmit(l.now, &mut buf).is_none());
-    assert!(l.a.stats().blocked_polls_skipped >= 1);
+    let (mut l, src) = blocked_after(44, 1);
     l.a.memory_mut().deregister(src).unwrap();
     // (what goes out then, if anything, is a trailing probe behind the data already sent)
+    let mut buf = vec![0u8; 9000];
     let _ = l.a.poll_transmit(l.now, &mut buf);
     assert_eq!(l.a.stats().local_access_errors, 1, "{:?}", l.a.stats());
 }
