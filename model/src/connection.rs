@@ -343,6 +343,8 @@ pub struct Connection {
     /// The last `poll_transmit` found data and an eligible path, but only on planes whose
     /// port was busy.
     pub(crate) port_blocked: bool,
+    /// The eligible paths that poll found (`blocked_verdict` reads them back).
+    blocked_paths: u32,
     pub(crate) scheduled: Option<Nanos>,
     noted: Option<Nanos>,
     /// No message was pending since the last completion.
@@ -454,6 +456,7 @@ impl Connection {
             hold_lost: 0,
             in_ready: false,
             port_blocked: false,
+            blocked_paths: 0,
             scheduled: None,
             noted: None,
             idle: true,
@@ -996,7 +999,8 @@ impl Connection {
             }
             let (room, on_ready) = self.send_masks(ready_planes);
             let Some(path) = self.sel.select(room & on_ready) else {
-                self.port_blocked = self.sel.eligible_mask(room) != 0;
+                self.blocked_paths = self.sel.eligible_mask(room);
+                self.port_blocked = self.blocked_paths != 0;
                 // Over-committed (a lower hint came with more in flight, as in an incast): the
                 // paths' tails were probably dropped and nothing follows them, so the owed
                 // trailing probes go now (SPEC.md §8.4).
@@ -1112,10 +1116,10 @@ impl Connection {
         if !self.port_blocked || !self.hedges.is_empty() {
             return None;
         }
-        let eligible = self.sel.eligible_mask(self.sb.room_mask());
+        // the paths the poll found eligible: the poll changed nothing after finding them
         let planes = (0..self.paths)
-            .filter(|&p| eligible & (1 << p) != 0)
-            .fold(0u8, |m, p| m | 1 << (self.sel.path(p).plane % 8));
+            .filter(|&p| self.blocked_paths & (1 << p) != 0)
+            .fold(0u8, |m, p| m | self.plane_bit(p));
         let n = usize::from(self.paths);
         let until = self.probe_at[..n.min(PATHS)]
             .iter()
@@ -1131,9 +1135,14 @@ impl Connection {
     /// driver's back-pressure, `ready_planes`).
     fn send_masks(&self, ready_planes: u8) -> (u32, u32) {
         let on_ready = (0..self.paths)
-            .filter(|&p| ready_planes & (1 << (self.sel.path(p).plane % 8)) != 0)
+            .filter(|&p| ready_planes & self.plane_bit(p) != 0)
             .fold(0u32, |m, p| m | 1 << p);
         (self.sb.room_mask(), on_ready)
+    }
+
+    /// Path `p`'s plane as a bit of a ready-planes mask.
+    fn plane_bit(&self, p: u8) -> u8 {
+        1 << (self.sel.path(p).plane % 8)
     }
 
     /// Owe a second copy of `c`, on a path other than `path`, unless already owed or the
