@@ -121,6 +121,11 @@ struct CommonArgs {
     /// copy of a doubtful chunk in flight on another path; on or off.
     #[arg(long, default_value_t = mroce_model::endpoint::EndpointConfig::default().tail_hedge, value_parser = on_off_arg, action = clap::ArgAction::Set)]
     tail_hedge: bool,
+    /// Configure mroce's NICs with the fabric's unloaded cross-spine RTT (`fabric_rtt_ns`), the
+    /// most a shared rate hint's limit is computed from (SPEC.md §8.5): on or off (measured RTTs
+    /// only, which the receiver's standing queue inflates).
+    #[arg(long, default_value_t = false, value_parser = on_off_arg, action = clap::ArgAction::Set)]
+    fabric_rtt: bool,
     /// Payload bytes per packet.
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u16).range(256..=9000))]
     mtu: u16,
@@ -169,6 +174,7 @@ impl CommonArgs {
             ecn_reroute: self.ecn_reroute,
             initial_conn_limit: self.initial_limit,
             tail_hedge: self.tail_hedge,
+            fabric_rtt: self.fabric_rtt,
             mtu: self.mtu,
             transports: self.transports.clone(),
             time_limit_ns: self.time_limit_ms.map(|ms| (ms * 1e6).round() as u64),

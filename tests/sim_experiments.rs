@@ -376,6 +376,43 @@ fn initial_limit_caps_the_first_flight() {
     assert!(small < none, "limit 16: {small} drops, no limit: {none}");
 }
 
+/// The fabric's unloaded RTT reaches the NICs and bounds a shared hint's limit (SPEC.md §8.5):
+/// with a first flight sized to the fan-in (112 / 12 packets), 12 senders converge within 3
+/// RTTs, where limits computed from queue-inflated RTT samples overflow the receiver's queues.
+#[test]
+fn fabric_rtt_lets_a_fan_in_sized_start_converge() {
+    let p = experiments::Incast {
+        senders: vec![12],
+        bytes: 1 << 20,
+        ..Default::default()
+    };
+    let run = |fabric_rtt: bool| {
+        let c = Common {
+            initial_conn_limit: 9,
+            fabric_rtt,
+            transports: vec![mroce_sim::Kind::Mroce],
+            ..common()
+        };
+        let s = experiments::incast(&c, &p, &mut sim_factory, &mut NoHooks).unwrap();
+        let v = serde_json::to_value(&s).unwrap();
+        let want = if fabric_rtt { c.fabric.unloaded_rtt_ns(c.mtu) } else { 0 };
+        assert_eq!(v["params"]["fabric_rtt_ns"], want);
+        let r = s.results[0].clone();
+        assert_eq!(r["integrity"], "ok", "{r}");
+        (
+            r["converge_rtts"].as_f64().unwrap_or(f64::INFINITY),
+            r["drops"].as_u64().unwrap(),
+        )
+    };
+    let (on, on_drops) = run(true);
+    let (off, off_drops) = run(false);
+    assert!(on <= 3.0, "with the fabric RTT: {on} RTTs ({on_drops} drops)");
+    assert!(
+        off > on && off_drops > on_drops,
+        "measured RTTs only: {off} RTTs ({off_drops} drops)"
+    );
+}
+
 /// The tail hedge reaches the NICs: at 10 % loss the flows' last chunks get second copies
 /// (counted apart from retransmissions, and sent as data frames), none without it, and
 /// everything arrives intact either way.

@@ -357,6 +357,9 @@ pub struct Connection {
     ecn_reroute: EcnReroute,
     /// Connection limit before the first rate hint (`EndpointConfig::initial_conn_limit`).
     initial_limit: u16,
+    /// Ceiling on the RTT a rate hint's limit is computed from, ns; 0 = none
+    /// (`EndpointConfig::fabric_rtt_ns`).
+    fabric_rtt_ns: u64,
     /// Keep a second copy of doubtful tail chunks in flight (`EndpointConfig::tail_hedge`).
     tail_hedge: bool,
     /// Chunks owed a second copy, each with the path to avoid, while nothing else waits to
@@ -465,6 +468,7 @@ impl Connection {
             firmware_health: false,
             ecn_reroute: EcnReroute::Every,
             initial_limit: u16::MAX,
+            fabric_rtt_ns: 0,
             tail_hedge: false,
             hedges: VecDeque::new(),
         }
@@ -543,6 +547,12 @@ impl Connection {
         if self.rate_hint_mbps == 0 && self.limit_hold == 0 {
             self.sel.set_conn_limit(pkts);
         }
+    }
+
+    /// The fabric's unloaded round trip (`EndpointConfig::fabric_rtt_ns`): a rate hint's limit
+    /// is computed from no larger an RTT, whatever the samples say.
+    pub(crate) fn set_fabric_rtt(&mut self, ns: u64) {
+        self.fabric_rtt_ns = ns;
     }
 
     /// Hedge doubtful tail chunks (`EndpointConfig::tail_hedge`, SPEC.md §8.3).
@@ -1515,10 +1525,19 @@ impl Connection {
             .map(|p| self.rtt[p].min)
             .min();
         if let Some(rtt) = min_rtt {
+            // A hint below the receiver's capacity means senders share its port, and their
+            // samples are taken behind the queue they build there: computed from those, the
+            // limit would keep the queue standing. The fabric's unloaded RTT bounds them then
+            // (SPEC.md §8.5). A sole sender keeps its samples: queues elsewhere are ECN's.
+            let shared = self.rate_hint_mbps < self.rx_capacity_mbps;
+            let rtt = match self.fabric_rtt_ns {
+                cap if shared && cap != 0 => u64::from(rtt).min(cap),
+                _ => u64::from(rtt),
+            };
             let frame = u64::from(self.mtu) + wire::WRITE_HEADERS as u64;
             // Fair share x twice the base RTT: the minimum RTT misses the ACK coalescing
             // delay (up to ACK_COALESCE packets per path), and the share must be reachable.
-            let bytes = u64::from(self.rate_hint_mbps) * u64::from(rtt) / 8000;
+            let bytes = u64::from(self.rate_hint_mbps) * rtt / 8000;
             let pkts = (bytes * 2) / frame + 2;
             self.hint_limit = pkts.min(u64::from(u16::MAX)) as u16;
             // A cut below what is in flight holds the limit there (never above the previous

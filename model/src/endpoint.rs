@@ -65,6 +65,11 @@ pub struct EndpointConfig {
     /// Packets a new connection may have in flight before its first rate hint (SPEC.md §8.5;
     /// default `params::CONN_LIMIT_INIT_PKTS`, 65535 for none).
     pub initial_conn_limit: u16,
+    /// Unloaded round trip of the fabric's longest route, ns (0 = not configured). A rate
+    /// hint's limit is computed from the smaller of it and the measured minimum RTT: samples
+    /// taken behind a standing queue would otherwise raise the limit that keeps the queue
+    /// standing (SPEC.md §8.5). It must not be below the true unloaded RTT of any peer.
+    pub fabric_rtt_ns: Nanos,
     /// While nothing else waits to be sent, keep a second copy of a doubtful chunk (a
     /// retransmission, the newest chunk of a path whose tail-loss probe fired, a chunk that
     /// lost one of two copies) in flight on another path, so that one more loss does not wait
@@ -126,6 +131,7 @@ impl Default for EndpointConfig {
             firmware_path_health: false,
             ecn_reroute: EcnReroute::Every,
             initial_conn_limit: crate::params::CONN_LIMIT_INIT_PKTS,
+            fabric_rtt_ns: 0,
             tail_hedge: true,
         }
     }
@@ -180,6 +186,16 @@ pub struct Endpoint {
     hint_at: Nanos,
     /// Component operations of released connections not yet taken (`trace_components`).
     retired_calls: Vec<(ConnId, ComponentCalls)>,
+}
+
+/// Give a new connection (opened or accepted) the NIC's per-connection settings.
+fn configure(conn: &mut Connection, cfg: &EndpointConfig) {
+    conn.set_rto_bounds(cfg.rto_min_ns, cfg.rto_init_ns);
+    conn.set_firmware_health(cfg.firmware_path_health);
+    conn.set_ecn_reroute(cfg.ecn_reroute);
+    conn.set_initial_conn_limit(cfg.initial_conn_limit);
+    conn.set_fabric_rtt(cfg.fabric_rtt_ns);
+    conn.set_tail_hedge(cfg.tail_hedge);
 }
 
 impl core::fmt::Debug for Endpoint {
@@ -475,11 +491,7 @@ impl Endpoint {
                 conn.peer_conn = c.src_conn;
                 conn.set_rx_isn(c.isn);
                 conn.rx_capacity_mbps = c.rx_capacity_mbps;
-                conn.set_rto_bounds(self.cfg.rto_min_ns, self.cfg.rto_init_ns);
-                conn.set_firmware_health(self.cfg.firmware_path_health);
-                conn.set_ecn_reroute(self.cfg.ecn_reroute);
-                conn.set_initial_conn_limit(self.cfg.initial_conn_limit);
-                conn.set_tail_hedge(self.cfg.tail_hedge);
+                configure(&mut conn, &self.cfg);
                 let out = self.cm_reply(&conn, wire::opcode::MR_CONNECT_ACK, plane, 0);
                 self.unblock(id);
                 self.conns[id as usize - 1] = Some(conn);
@@ -661,11 +673,7 @@ impl Transport for Endpoint {
             now,
             self.cfg.trace_components,
         );
-        conn.set_rto_bounds(self.cfg.rto_min_ns, self.cfg.rto_init_ns);
-        conn.set_firmware_health(self.cfg.firmware_path_health);
-        conn.set_ecn_reroute(self.cfg.ecn_reroute);
-        conn.set_initial_conn_limit(self.cfg.initial_conn_limit);
-        conn.set_tail_hedge(self.cfg.tail_hedge);
+        configure(&mut conn, &self.cfg);
         let out = CmOut {
             opcode: wire::opcode::MR_CONNECT,
             peer,

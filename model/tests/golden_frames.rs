@@ -514,6 +514,7 @@ fn spec_parameter_table_matches_the_constants() {
         ("peer_timeout_ns", d.peer_timeout_ns),
         ("hint_window_ns", d.hint_window_ns),
         ("initial_conn_limit", d.initial_conn_limit.into()),
+        ("fabric_rtt_ns", d.fabric_rtt_ns),
     ];
     let rows = spec_named_rows(&spec_text());
     let hedge = rows

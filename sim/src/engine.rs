@@ -76,6 +76,9 @@ pub struct RunConfig {
     pub initial_conn_limit: u16,
     /// mroce's tail hedge (`EndpointConfig::tail_hedge`).
     pub tail_hedge: bool,
+    /// Configure mroce's NICs with the fabric's unloaded RTT (`EndpointConfig::fabric_rtt_ns`,
+    /// [`FabricConfig::unloaded_rtt_ns`]); off: rate hints use measured RTTs only.
+    pub fabric_rtt: bool,
     /// Payload bytes per packet.
     pub mtu: u16,
     /// Seed of every random choice.
@@ -104,6 +107,7 @@ impl RunConfig {
             ecn_reroute: EcnReroute::default(),
             initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
             tail_hedge: mroce_model::endpoint::EndpointConfig::default().tail_hedge,
+            fabric_rtt: false,
             mtu: mroce_model::params::DEFAULT_MTU_PAYLOAD,
             seed,
             time_limit_ns: 1_000_000_000,
@@ -630,6 +634,7 @@ impl<'a> Sim<'a> {
                     ecn_reroute: cfg.ecn_reroute,
                     initial_conn_limit: cfg.initial_conn_limit,
                     tail_hedge: cfg.tail_hedge,
+                    fabric_rtt_ns: if cfg.fabric_rtt { f.unloaded_rtt_ns(cfg.mtu) } else { 0 },
                 };
                 let t = factory(cfg.kind, addr, derive_seed(cfg.seed, 0x1C00_0000 | nic as u64), &params)?;
                 let port_plane: Vec<u8> = if spans {

@@ -29,6 +29,8 @@ pub struct Common {
     pub initial_conn_limit: u16,
     /// mroce's tail hedge (`EndpointConfig::tail_hedge`).
     pub tail_hedge: bool,
+    /// Configure mroce's NICs with the fabric's unloaded RTT (`RunConfig::fabric_rtt`).
+    pub fabric_rtt: bool,
     /// Payload bytes per packet.
     pub mtu: u16,
     /// Transports to run, in order.
@@ -50,6 +52,7 @@ impl Default for Common {
             ecn_reroute: mroce_model::endpoint::EcnReroute::default(),
             initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
             tail_hedge: mroce_model::endpoint::EndpointConfig::default().tail_hedge,
+            fabric_rtt: false,
             mtu: mroce_model::params::DEFAULT_MTU_PAYLOAD,
             transports: Kind::ALL.to_vec(),
             time_limit_ns: None,
@@ -134,6 +137,7 @@ impl Ctx<'_, '_> {
         cfg.ecn_reroute = self.c.ecn_reroute;
         cfg.initial_conn_limit = self.c.initial_conn_limit;
         cfg.tail_hedge = self.c.tail_hedge;
+        cfg.fabric_rtt = self.c.fabric_rtt;
         cfg.mtu = self.c.mtu;
         cfg.time_limit_ns = self.c.time_limit_ns.unwrap_or(k.time_limit_ns);
         cfg.sample_ns = k.sample_ns;
@@ -169,6 +173,11 @@ impl Ctx<'_, '_> {
             m.entry("initial_conn_limit")
                 .or_insert(json!(self.c.initial_conn_limit));
             m.entry("tail_hedge").or_insert(json!(self.c.tail_hedge));
+            m.entry("fabric_rtt_ns").or_insert(json!(if self.c.fabric_rtt {
+                self.c.fabric.unloaded_rtt_ns(self.c.mtu)
+            } else {
+                0
+            }));
         }
         Summary {
             experiment: name.into(),
@@ -311,10 +320,6 @@ fn fabric_json(f: &FabricConfig) -> Value {
         o.insert("fabric_link_gbps".into(), json!(f.fabric_link_gbps()));
     }
     v
-}
-
-fn frame_len(mtu: u16) -> u64 {
-    u64::from(mtu) + mroce_model::wire::WRITE_HEADERS as u64
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1100,7 +1105,7 @@ pub fn incast(c: &Common, p: &Incast, factory: &mut Factory<'_>, hooks: &mut dyn
         runs: Vec::new(),
     };
     let f = &c.fabric;
-    let rtt = f.base_rtt_ns(frame_len(c.mtu), 120);
+    let rtt = f.unloaded_rtt_ns(c.mtu) as f64;
     let bin = ((rtt / 4.0).round() as u64).max(100);
     let wb = ((p.window_rtts * rtt / bin as f64).round() as usize).max(1);
     let mut rows = Vec::new();

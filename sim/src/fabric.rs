@@ -425,6 +425,16 @@ impl FabricConfig {
         };
         (one_way(data_len) + one_way(ack_len)) as f64 / 1000.0
     }
+
+    /// [`Self::base_rtt_ns`] of a WRITE of `mtu` payload bytes and its ACK, rounded up: the
+    /// fabric's unloaded RTT that a NIC is configured with (`EndpointConfig::fabric_rtt_ns`)
+    /// and the unit of the incast's convergence time.
+    pub fn unloaded_rtt_ns(&self, mtu: u16) -> u64 {
+        use mroce_model::wire;
+        let ack = wire::FRAME_OVERHEAD + wire::MRH_LEN + wire::AKH_LEN;
+        self.base_rtt_ns(u64::from(mtu) + wire::WRITE_HEADERS as u64, ack as u64)
+            .ceil() as u64
+    }
 }
 
 /// CRC-32 ECMP hash of a frame's 5-tuple: CRC-32 (IEEE) over the 13-byte key

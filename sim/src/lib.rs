@@ -85,6 +85,9 @@ pub struct TransportParams {
     pub initial_conn_limit: u16,
     /// mroce's tail hedge (`EndpointConfig::tail_hedge`).
     pub tail_hedge: bool,
+    /// The fabric's unloaded RTT that mroce's rate hints are computed from at most, ns
+    /// (`EndpointConfig::fabric_rtt_ns`; 0 = measured RTTs only).
+    pub fabric_rtt_ns: u64,
 }
 
 fn ecn_reroute_name<S: serde::Serializer>(p: &mroce_model::endpoint::EcnReroute, s: S) -> Result<S::Ok, S::Error> {
@@ -106,6 +109,7 @@ pub fn mroce_config(addr: NicAddr, p: &TransportParams) -> mroce_model::endpoint
         ecn_reroute: p.ecn_reroute,
         initial_conn_limit: p.initial_conn_limit,
         tail_hedge: p.tail_hedge,
+        fabric_rtt_ns: p.fabric_rtt_ns,
         ..Default::default()
     }
 }
