@@ -141,6 +141,11 @@ struct Common {
     /// copy of a doubtful chunk in flight on another path; on or off.
     #[arg(long, default_value_t = mroce_model::endpoint::EndpointConfig::default().tail_hedge, value_parser = crate::cli_value::on_off_arg, action = clap::ArgAction::Set)]
     tail_hedge: bool,
+    /// The network's unloaded round trip, µs: the most an mroce sender's limit under a shared
+    /// rate hint (several senders into one listener) is computed from, since its RTT samples
+    /// wait behind the listener's queue (SPEC.md §8.5); 0: measured RTTs only.
+    #[arg(long, default_value_t = 0.0, value_parser = crate::cli_value::nonneg_arg)]
+    fabric_rtt_us: f64,
     /// Seed of the transport's random choices and of the impairment.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -299,6 +304,7 @@ fn build_nic(
         ecn_reroute: c.ecn_reroute,
         initial_conn_limit: c.initial_limit,
         tail_hedge: c.tail_hedge,
+        fabric_rtt_ns: (c.fabric_rtt_us * 1000.0).round() as u64,
     };
     let t = make_transport(kind, addr, c.seed, &params).map_err(|e| e.to_string())?;
     let mut nic = Nic::new(t, nic_config(c, port, accept)).map_err(|e| e.to_string())?;
