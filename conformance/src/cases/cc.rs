@@ -58,6 +58,14 @@ pub fn cases() -> Vec<Case> {
             hint_applied,
         ),
         case(
+            "C-8.5-06",
+            "§8.5",
+            "Fabric RTT: with fabric_rtt_ns configured, a hint below the peer's capacity sizes the limit from min(min RTT, fabric_rtt_ns)",
+            &[],
+            hint_fabric_rtt,
+        )
+        .with_setup(fabric_rtt),
+        case(
             "C-8.4-19",
             "§8.4",
             "Over-committed connection: a hint that drops the limit below the packets in flight sends each path's trailing probe, no data; a lost tail is retransmitted first as the held limit descends",
@@ -70,6 +78,13 @@ pub fn cases() -> Vec<Case> {
 fn no_capacity() -> Setup {
     let mut s = default_setup();
     s.cfg.rx_capacity_mbps = 0;
+    s
+}
+
+/// `fabric_rtt_ns` = 10 µs (C-8.5-06).
+fn fabric_rtt() -> Setup {
+    let mut s = default_setup();
+    s.cfg.fabric_rtt_ns = 10_000;
     s
 }
 
@@ -279,6 +294,28 @@ fn hint_applied(t: &mut Tester<'_>) -> R {
     ack_all(t, &p, &v, 0, 0)?;
     let w = t.data_burst()?;
     check_eq!("packets in flight under the hint", w.len(), 2);
+    Ok(())
+}
+
+/// C-8.5-06: the tester reports a 4 ms RTT and a hint of 266 Mb/s, below its 400 Gb/s
+/// RxCapacity. From the RTT the limit would be 266 x 4 ms / 8000 x 2 / 166 + 2 = 1604; from
+/// `fabric_rtt_ns` = 10 µs it is 266 x 10000 / 8000 = 332 bytes, x 2 / 166 + 2 = 6 packets.
+fn hint_fabric_rtt(t: &mut Tester<'_>) -> R {
+    let (p, src) = open(t, 1)?;
+    t.post_write(&p, 0, lb(src, 0, 64 * 40), rb(VA, 0x101), 1)?;
+    let v = data(t)?;
+    check_eq!("initial window", v.len(), 8);
+    ack_all_rtt(t, &p, &v[..1], 0, 266, SLOW_RTT_NS)?;
+    // (over-committed: the path's trailing probe goes, C-8.4-19; data does not)
+    let w = t.data_burst()?;
+    check_eq!("packets sent with 7 in flight and a limit of 6", w.len(), 0);
+    ack_all_rtt(t, &p, &v, 0, 0, SLOW_RTT_NS)?;
+    let w = t.data_burst()?;
+    check_eq!(
+        "packets in flight under the hint (limit from fabric_rtt_ns)",
+        w.len(),
+        6
+    );
     Ok(())
 }
 
