@@ -357,7 +357,7 @@ pub struct Connection {
     ecn_reroute: EcnReroute,
     /// Connection limit before the first rate hint (`EndpointConfig::initial_conn_limit`).
     initial_limit: u16,
-    /// Ceiling on the RTT a rate hint's limit is computed from, ns; 0 = none
+    /// Ceiling on the RTT a shared rate hint's limit is computed from, ns; 0 = none
     /// (`EndpointConfig::fabric_rtt_ns`).
     fabric_rtt_ns: u64,
     /// Keep a second copy of doubtful tail chunks in flight (`EndpointConfig::tail_hedge`).
@@ -549,8 +549,8 @@ impl Connection {
         }
     }
 
-    /// The fabric's unloaded round trip (`EndpointConfig::fabric_rtt_ns`): a rate hint's limit
-    /// is computed from no larger an RTT, whatever the samples say.
+    /// The fabric's unloaded round trip (`EndpointConfig::fabric_rtt_ns`): a shared rate
+    /// hint's limit is computed from no larger an RTT, whatever the samples say.
     pub(crate) fn set_fabric_rtt(&mut self, ns: u64) {
         self.fabric_rtt_ns = ns;
     }

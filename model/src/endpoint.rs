@@ -65,10 +65,11 @@ pub struct EndpointConfig {
     /// Packets a new connection may have in flight before its first rate hint (SPEC.md §8.5;
     /// default `params::CONN_LIMIT_INIT_PKTS`, 65535 for none).
     pub initial_conn_limit: u16,
-    /// Unloaded round trip of the fabric's longest route, ns (0 = not configured). A rate
-    /// hint's limit is computed from the smaller of it and the measured minimum RTT: samples
-    /// taken behind a standing queue would otherwise raise the limit that keeps the queue
-    /// standing (SPEC.md §8.5). It must not be below the true unloaded RTT of any peer.
+    /// Unloaded round trip of the fabric's longest route, ns (0 = not configured). The limit
+    /// of a shared rate hint (below the peer's capacity) is computed from the smaller of it and
+    /// the measured minimum RTT: samples taken behind the receiver's standing queue would
+    /// otherwise raise the limit that keeps the queue standing (SPEC.md §8.5). It must not be
+    /// below the true unloaded RTT of any peer.
     pub fabric_rtt_ns: Nanos,
     /// While nothing else waits to be sent, keep a second copy of a doubtful chunk (a
     /// retransmission, the newest chunk of a path whose tail-loss probe fired, a chunk that
