@@ -213,7 +213,8 @@ fn akh_fields(f: &mut Fields, a: &Akh, frame: &[u8]) {
     put(f, "mroce.akh", hexbytes(&frame[54..110]));
     put(f, "mroce.akh.path", a.path);
     put(f, "mroce.akh.flags", h8(a.flags));
-    put(f, "mroce.akh.flags.probe", a.flags & 1);
+    put(f, "mroce.akh.flags.probe", a.flags & wire::AKH_FLAG_PROBE);
+    put(f, "mroce.akh.flags.announce", (a.flags & wire::AKH_FLAG_ANNOUNCE) >> 1);
     put(f, "mroce.akh.ecncount", a.ecn_count);
     put(f, "mroce.akh.pktcount", a.pkt_count);
     put(f, "mroce.akh.reserved", h16(0));
@@ -591,6 +592,21 @@ fn goldens() -> Vec<Golden> {
         "ack_edges",
         "§4.4 ACK: PROBE flag, SACK bits 0-32, 34, 208 and 255, PSN wrap",
         encode(&b_to_a(1, 0xFFFF, 48), &Bth::new(0, A_CONN, 0), &MrPacket::Ack(akh)),
+    ));
+
+    // A fan-in announcement: path 0's untouched state, the share of a fan-in of 32.
+    let akh = Akh {
+        path: 0,
+        flags: wire::AKH_FLAG_ANNOUNCE,
+        base: 0x1234_5600,
+        cum: 0x1234_5600,
+        rate_hint_mbps: 12_500,
+        ..Akh::default()
+    };
+    v.push(good(
+        "ack_announce",
+        "§5.4 fan-in announcement: ACK flagged ANNOUNCE on the CM source port",
+        encode(&b_to_a(0, 0xC000, 48), &Bth::new(0, A_CONN, 0), &MrPacket::Ack(akh)),
     ));
 
     // A RoCEv2 RC SEND Only (opcode 0x04): not mroce, goes to the InfiniBand dissector.

@@ -301,7 +301,11 @@ impl Pkt {
                 check_eq!(format!("{what}: BTH PSN"), b.psn, 0);
                 check_eq!(format!("{what}: AckReq"), b.ack_req, false);
                 check_eq!(format!("{what}: SE"), b.se, false);
-                check_eq!(format!("{what}: AKH flag bits 1-7"), k.flags & 0xFE, 0);
+                check_eq!(format!("{what}: AKH flag bits 2-7"), k.flags & 0xFC, 0);
+                check!(
+                    k.flags != wire::AKH_FLAG_PROBE | wire::AKH_FLAG_ANNOUNCE,
+                    "{what}: an announcement answers no probe (AKH flags 0x03)"
+                );
                 check_eq!(
                     format!("{what}: Cum (Base + trailing ones of word 0)"),
                     H(k.cum),

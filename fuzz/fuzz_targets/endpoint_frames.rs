@@ -8,20 +8,15 @@ use mroce_model::transport::{NicAddr, Transport};
 fuzz_target!(|frames: Vec<Vec<u8>>| {
     let a = NicAddr::with_planes([2, 0, 0, 0, 0, 1], [10, 0, 0, 1], 2);
     let b = NicAddr::with_planes([2, 0, 0, 0, 0, 2], [10, 0, 0, 2], 2);
-    let mut ea = Endpoint::new(
-        EndpointConfig {
-            addr: a,
-            ..Default::default()
-        },
-        1,
-    );
-    let mut eb = Endpoint::new(
-        EndpointConfig {
-            addr: b,
-            ..Default::default()
-        },
-        2,
-    );
+    // Both announce their fan-in and know a fabric RTT, so that forged announcements reach
+    // the code that applies them (SPEC.md §8.5).
+    let cfg = EndpointConfig {
+        announce_fan_in: true,
+        fabric_rtt_ns: 10_000,
+        ..Default::default()
+    };
+    let mut ea = Endpoint::new(EndpointConfig { addr: a, ..cfg }, 1);
+    let mut eb = Endpoint::new(EndpointConfig { addr: b, ..cfg }, 2);
     ea.add_peer(b);
     eb.add_peer(a);
     let _ = ea.connect(0, b);

@@ -1190,6 +1190,12 @@ impl Connection {
     // -----------------------------------------------------------------------------------
 
     pub(crate) fn on_ack(&mut self, now: Nanos, a: &Akh, ctx: &mut Ctx<'_>) {
+        let announce = a.flags & wire::AKH_FLAG_ANNOUNCE != 0;
+        if announce && !self.announce_applies() {
+            // Late announcements (a CONNECT answered again after the data began) carry a
+            // stale Base; ignored unchecked, they are not counted as forged.
+            return;
+        }
         let path = a.path;
         if path >= self.paths {
             ctx.counters.forged_acks += 1;
@@ -1209,6 +1215,13 @@ impl Connection {
         };
         if !aligned || !plausible {
             ctx.counters.forged_acks += 1;
+            return;
+        }
+        if announce {
+            // A fan-in announcement acknowledges nothing new and echoes no timestamp.
+            if self.apply_announce(a.rate_hint_mbps) {
+                ctx.counters.announces_applied += 1;
+            }
             return;
         }
         // RTT sample from the echoed timestamp (unambiguous: PSNs are never reused).
@@ -1517,6 +1530,51 @@ impl Connection {
         self.complete_tx(ctx);
     }
 
+    /// Packets in flight a rate of `mbps` allows over `rtt_ns` (SPEC.md §8.5).
+    fn limit_for(&self, mbps: u32, rtt_ns: u64) -> u16 {
+        let frame = u64::from(self.mtu) + wire::WRITE_HEADERS as u64;
+        // Fair share x twice the base RTT: the minimum RTT misses the ACK coalescing delay
+        // (up to ACK_COALESCE packets per path), and the share must be reachable.
+        let bytes = u64::from(mbps) * rtt_ns / 8000;
+        let pkts = (bytes * 2) / frame + 2;
+        pkts.min(u64::from(u16::MAX)) as u16
+    }
+
+    /// A fan-in announcement of `mbps` (SPEC.md §8.5): until the first rate hint, the limit
+    /// is the smaller of the initial limit and that share over the fabric RTT, so that many
+    /// senders starting together fit the receiver's port. True if it set the limit.
+    fn apply_announce(&mut self, mbps: u32) -> bool {
+        if !self.announce_applies() || mbps == 0 {
+            return false;
+        }
+        let pkts = self.limit_for(mbps, self.fabric_rtt_ns);
+        self.sel.set_conn_limit(self.initial_limit.min(pkts));
+        true
+    }
+
+    /// An announcement can still set the limit: the fabric RTT is configured and neither a
+    /// rate hint nor a hold has come yet.
+    fn announce_applies(&self) -> bool {
+        self.rate_hint_mbps == 0 && self.limit_hold == 0 && self.fabric_rtt_ns != 0
+    }
+
+    /// A fan-in announcement of `mbps` for the peer (SPEC.md §8.5): an ACK of path 0 flagged
+    /// ANNOUNCE that repeats the path's state, so that it acknowledges nothing new.
+    pub(crate) fn announce_ack(&self, mbps: u32) -> Akh {
+        let s = self.rt.peek(0);
+        Akh {
+            path: s.path,
+            flags: wire::AKH_FLAG_ANNOUNCE,
+            ecn_count: 0,
+            pkt_count: 0,
+            base: s.base,
+            cum: s.cum,
+            ts_echo: 0,
+            rate_hint_mbps: mbps,
+            sack: s.sack,
+        }
+    }
+
     /// Apply `rate_hint_mbps`; true if it began a hold.
     fn apply_rate_hint(&mut self) -> bool {
         let mut began = false;
@@ -1534,12 +1592,7 @@ impl Connection {
                 cap if shared && cap != 0 => u64::from(rtt).min(cap),
                 _ => u64::from(rtt),
             };
-            let frame = u64::from(self.mtu) + wire::WRITE_HEADERS as u64;
-            // Fair share x twice the base RTT: the minimum RTT misses the ACK coalescing
-            // delay (up to ACK_COALESCE packets per path), and the share must be reachable.
-            let bytes = u64::from(self.rate_hint_mbps) * rtt / 8000;
-            let pkts = (bytes * 2) / frame + 2;
-            self.hint_limit = pkts.min(u64::from(u16::MAX)) as u16;
+            self.hint_limit = self.limit_for(self.rate_hint_mbps, rtt);
             // A cut below what is in flight holds the limit there (never above the previous
             // one) and lets it descend (SPEC.md §8.5).
             let inflight = self.sel.total_inflight().min(self.sel.conn_limit());
@@ -1682,7 +1735,7 @@ impl Connection {
     fn queue_ack(&self, s: &AckSnapshot, ts: u32, plane: u8, sport: u16, hint: u32, probe: bool, ctx: &mut Ctx<'_>) {
         let akh = Akh {
             path: s.path,
-            flags: probe as u8,
+            flags: if probe { wire::AKH_FLAG_PROBE } else { 0 },
             ecn_count: s.ecn_count,
             pkt_count: s.pkt_count,
             base: s.base,

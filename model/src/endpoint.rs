@@ -76,6 +76,11 @@ pub struct EndpointConfig {
     /// lost one of two copies) in flight on another path, so that one more loss does not wait
     /// for a probe's answer or an RTO (SPEC.md §8.3).
     pub tail_hedge: bool,
+    /// Announce this NIC's share per connection, `rx_capacity_mbps` over its established
+    /// connections rounded up to a power of two, to every established peer whenever that
+    /// changes (SPEC.md §8.5): a peer with `fabric_rtt_ns` then sizes its first flight to
+    /// the fan-in instead of sending `initial_conn_limit` packets into a shared port.
+    pub announce_fan_in: bool,
 }
 
 /// A connection's policy for the path selector's ECN re-route verdict (SPEC.md §8.5).
@@ -133,6 +138,7 @@ impl Default for EndpointConfig {
             ecn_reroute: EcnReroute::Every,
             initial_conn_limit: crate::params::CONN_LIMIT_INIT_PKTS,
             fabric_rtt_ns: 0,
+            announce_fan_in: false,
             tail_hedge: true,
         }
     }
@@ -185,6 +191,9 @@ pub struct Endpoint {
     /// Planes whose port can take a data frame (`Transport::set_ready_planes`).
     ready_planes: u8,
     hint_at: Nanos,
+    /// Established connections, rounded up to a power of two, at the last fan-in
+    /// announcement (0: none yet).
+    announced_fan_in: u32,
     /// Component operations of released connections not yet taken (`trace_components`).
     retired_calls: Vec<(ConnId, ComponentCalls)>,
 }
@@ -233,6 +242,7 @@ impl Endpoint {
             hint_mbps: cfg.rx_capacity_mbps,
             ready_planes: u8::MAX,
             hint_at: 0,
+            announced_fan_in: 0,
             retired_calls: Vec::new(),
         }
     }
@@ -304,6 +314,57 @@ impl Endpoint {
             }
         }
         self.incoming.retain(|_, v| *v != id);
+        self.refresh_fan_in(None);
+    }
+
+    /// Announce the share per connection to every established peer if the fan-in (established
+    /// connections, rounded up to a power of two so that a fan-in of N costs about 2N
+    /// announcements in all) changed, else to the newly established connection `new` alone
+    /// (`EndpointConfig::announce_fan_in`, SPEC.md §8.5).
+    fn refresh_fan_in(&mut self, new: Option<ConnId>) {
+        if !self.cfg.announce_fan_in || self.cfg.rx_capacity_mbps == 0 {
+            return;
+        }
+        let n = self
+            .conns
+            .iter()
+            .flatten()
+            .filter(|c| c.state == ConnState::Established)
+            .count();
+        let fan_in = (n as u32).max(1).next_power_of_two();
+        if fan_in == self.announced_fan_in {
+            if let Some(id) = new {
+                self.announce(id);
+            }
+            return;
+        }
+        self.announced_fan_in = fan_in;
+        let ids: Vec<ConnId> = self
+            .conns
+            .iter()
+            .flatten()
+            .filter(|c| c.state == ConnState::Established)
+            .map(|c| c.id)
+            .collect();
+        for id in ids {
+            self.announce(id);
+        }
+    }
+
+    /// Queue a fan-in announcement to connection `id`'s peer, on the plane of its id (spread
+    /// over its planes) and the connection-management source port, behind any CONNECT_ACK.
+    fn announce(&mut self, id: ConnId) {
+        let mbps = self.cfg.rx_capacity_mbps / self.announced_fan_in.max(1);
+        if let Some(c) = self.connection(id) {
+            let plane = (id % u32::from(c.planes.max(1))) as u8;
+            let akh = c.announce_ack(mbps);
+            self.ctrl.push_back(Ctrl::Ack {
+                conn: id,
+                plane,
+                sport: 0xC000,
+                akh,
+            });
+        }
     }
 
     /// Apply one control-core selector command to a connection (see
@@ -466,6 +527,10 @@ impl Endpoint {
                         let out = self.cm_reply(conn, wire::opcode::MR_CONNECT_ACK, plane, 0);
                         self.cm_out.push_back(out);
                     }
+                    // And the announcement that followed it, which the peer dropped.
+                    if self.cfg.announce_fan_in && self.announced_fan_in != 0 {
+                        self.announce(id);
+                    }
                     return;
                 }
                 let Some(id) = self.alloc_id() else {
@@ -499,6 +564,7 @@ impl Endpoint {
                 self.incoming.insert(key, id);
                 self.cm_out.push_back(out);
                 self.events.push_back(Event::Accepted(id));
+                self.refresh_fan_in(Some(id));
             }
             MrPacket::ConnectAck(c) => {
                 let id = f.bth.dest_qp;
@@ -527,6 +593,7 @@ impl Endpoint {
                     self.events.push_back(Event::Connected(id));
                     self.schedule(id, now);
                     self.wake(id);
+                    self.refresh_fan_in(Some(id));
                 }
             }
             MrPacket::Disconnect(c) => {
@@ -602,8 +669,10 @@ impl Endpoint {
         let bth = wire::Bth::new(0, c.peer_conn, 0);
         match wire::encode_mroce(buf, &addrs, &bth, &pkt) {
             Ok(len) => {
-                if matches!(pkt, MrPacket::Ack(_)) {
-                    self.counters.tx_acks += 1;
+                match pkt {
+                    MrPacket::Ack(a) if a.flags & wire::AKH_FLAG_ANNOUNCE != 0 => self.counters.tx_announces += 1,
+                    MrPacket::Ack(_) => self.counters.tx_acks += 1,
+                    _ => {}
                 }
                 Some(Transmit { len, plane })
             }

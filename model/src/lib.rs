@@ -65,7 +65,7 @@ counters! {
     tx_frames,
     /// Data frames emitted (first transmissions and retransmissions).
     tx_data,
-    /// ACK frames emitted.
+    /// ACK frames emitted (fan-in announcements not counted: see `tx_announces`).
     tx_acks,
     /// Data and probe frames received for a known connection.
     rx_data,
@@ -160,6 +160,10 @@ counters! {
     /// Transmit polls of port-blocked connections left out because they could only come back
     /// blocked again (no effect on the protocol: a measure of the scheduler's work saved).
     blocked_polls_skipped,
+    /// Fan-in announcements sent (ACKs flagged ANNOUNCE, SPEC.md §8.5).
+    tx_announces,
+    /// Fan-in announcements that set the limit of a connection still without a rate hint.
+    announces_applied,
 }
 
 /// SplitMix64: the model's only source of randomness, seeded by the caller.

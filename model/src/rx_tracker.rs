@@ -186,6 +186,15 @@ impl RxTracker {
         self.paths[path as usize % PATHS].pkt_count
     }
 
+    /// Snapshot a path without clearing its counters (reported as 0): the state a fan-in
+    /// announcement carries (SPEC.md §8.5), which acknowledges nothing new.
+    pub fn peek(&self, path: u8) -> AckSnapshot {
+        let mut st = self.paths[path as usize % PATHS];
+        st.ecn_count = 0;
+        st.pkt_count = 0;
+        Self::take(&mut st, path % PATHS as u8)
+    }
+
     fn take(st: &mut RxPathState, path: u8) -> AckSnapshot {
         let mut sack = [0u32; SACK_WORDS];
         for (k, w) in sack.iter_mut().enumerate() {

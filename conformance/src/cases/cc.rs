@@ -4,11 +4,11 @@
 //! bound their packets in flight by it.
 
 use mroce_model::memory::MrKey;
-use mroce_model::wire::Akh;
+use mroce_model::wire::{Akh, AKH_FLAG_ANNOUNCE};
 
 use super::{case, Case};
 use crate::adapter::{Need, Setup};
-use crate::harness::{default_setup, lb, rb, Data, Peer, Pkt, Tester, R};
+use crate::harness::{default_setup, lb, rb, Data, Peer, Pkt, Tester, H, R};
 use crate::{check, check_eq, fail};
 
 /// The cases of this area.
@@ -66,6 +66,14 @@ pub fn cases() -> Vec<Case> {
         )
         .with_setup(fabric_rtt),
         case(
+            "C-8.5-07",
+            "§8.5",
+            "Fan-in announcement: a NIC with announce_fan_in sends a new peer an ACK flagged ANNOUNCE (path 0's state, its capacity over its connections); a sender with fabric_rtt_ns sizes its first flight from one",
+            &[],
+            fan_in_announce,
+        )
+        .with_setup(announcing),
+        case(
             "C-8.4-19",
             "§8.4",
             "Over-committed connection: a hint that drops the limit below the packets in flight sends each path's trailing probe, no data; a lost tail is retransmitted first as the held limit descends",
@@ -85,6 +93,13 @@ fn no_capacity() -> Setup {
 fn fabric_rtt() -> Setup {
     let mut s = default_setup();
     s.cfg.fabric_rtt_ns = 10_000;
+    s
+}
+
+/// `announce_fan_in` on and `fabric_rtt_ns` = 10 µs (C-8.5-07).
+fn announcing() -> Setup {
+    let mut s = fabric_rtt();
+    s.cfg.announce_fan_in = true;
     s
 }
 
@@ -316,6 +331,59 @@ fn hint_fabric_rtt(t: &mut Tester<'_>) -> R {
         w.len(),
         6
     );
+    Ok(())
+}
+
+/// C-8.5-07: the connection the tester opens is the IUT's only one (fan-in 1), so the
+/// announcement that follows the CONNECT_ACK carries the IUT's whole capacity and path 0's
+/// untouched state. The tester then announces 266 Mb/s: over `fabric_rtt_ns` = 10 µs that is
+/// 266 x 10000 / 8000 = 332 bytes, x 2 / 166 + 2 = 6 packets, below the path's initial
+/// window of 8; the IUT's first flight is those 6.
+fn fan_in_announce(t: &mut Tester<'_>) -> R {
+    let (p, src) = open(t, 1)?;
+    let (pkt, a) = t.expect_ack("fan-in announcement after the CONNECT_ACK")?;
+    check_eq!(
+        "AKH Flags (ANNOUNCE)",
+        H(u32::from(a.flags)),
+        H(u32::from(AKH_FLAG_ANNOUNCE))
+    );
+    check_eq!("AKH Path", a.path, 0);
+    check_eq!(
+        "AKH Base (path 0's receive base: the tester's ISN)",
+        H(a.base),
+        H(p.my_isn)
+    );
+    check_eq!("AKH Cum", H(a.cum), H(p.my_isn));
+    check_eq!("AKH SACK", a.sack, [0u32; 8]);
+    check_eq!("AKH EcnCount, PktCount", (a.ecn_count, a.pkt_count), (0, 0));
+    check_eq!("AKH TsEcho", a.ts_echo, 0);
+    check_eq!("AKH RateHint (capacity / fan-in 1)", a.rate_hint_mbps, 400_000);
+    check_eq!(
+        "UDP source port (connection management's)",
+        H(u32::from(pkt.addrs.src_port)),
+        H(0xC000)
+    );
+    check_eq!(
+        "port (IUT connection id mod planes)",
+        u32::from(pkt.plane),
+        p.iut_conn % u32::from(p.planes)
+    );
+    let before = t.counters();
+    let base = p.rx_base[0];
+    let akh = Akh {
+        path: 0,
+        flags: AKH_FLAG_ANNOUNCE,
+        base,
+        cum: base,
+        rate_hint_mbps: 266,
+        ..Akh::default()
+    };
+    let f = t.ack_raw(&p, &akh, 0, 0xC000);
+    t.send(0, &f)?;
+    t.expect_counters(&before, &[("announces_applied", 1), ("rx_acks", 1)])?;
+    t.post_write(&p, 0, lb(src, 0, 64 * 40), rb(VA, 0x101), 1)?;
+    let v = data(t)?;
+    check_eq!("first flight under the announced share (initial window 8)", v.len(), 6);
     Ok(())
 }
 
