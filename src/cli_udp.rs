@@ -146,6 +146,11 @@ struct Common {
     /// wait behind the listener's queue (SPEC.md §8.5); 0: measured RTTs only.
     #[arg(long, default_value_t = 0.0, value_parser = crate::cli_value::nonneg_arg)]
     fabric_rtt_us: f64,
+    /// Announce this NIC's share per connection (capacity over established connections,
+    /// rounded up to a power of two) to its peers, so that senders with --fabric-rtt-us size
+    /// their first flight to the fan-in (SPEC.md §8.5): on or off.
+    #[arg(long, default_value_t = false, value_parser = crate::cli_value::on_off_arg, action = clap::ArgAction::Set)]
+    announce_fan_in: bool,
     /// Seed of the transport's random choices and of the impairment.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -305,6 +310,7 @@ fn build_nic(
         initial_conn_limit: c.initial_limit,
         tail_hedge: c.tail_hedge,
         fabric_rtt_ns: (c.fabric_rtt_us * 1000.0).round() as u64,
+        announce_fan_in: c.announce_fan_in,
     };
     let t = make_transport(kind, addr, c.seed, &params).map_err(|e| e.to_string())?;
     let mut nic = Nic::new(t, nic_config(c, port, accept)).map_err(|e| e.to_string())?;

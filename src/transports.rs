@@ -78,6 +78,9 @@ pub struct TransportParams {
     /// The network's unloaded RTT that bounds mroce's shared rate hints, ns (0 = none;
     /// `EndpointConfig::fabric_rtt_ns`); RoCEv2 has none.
     pub fabric_rtt_ns: u64,
+    /// mroce announces its fan-in share to its peers (`EndpointConfig::announce_fan_in`);
+    /// RoCEv2 has none.
+    pub announce_fan_in: bool,
 }
 
 impl Default for TransportParams {
@@ -92,6 +95,7 @@ impl Default for TransportParams {
             initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
             tail_hedge: mroce_model::endpoint::EndpointConfig::default().tail_hedge,
             fabric_rtt_ns: 0,
+            announce_fan_in: false,
         }
     }
 }
@@ -138,6 +142,7 @@ pub fn make_transport(
                     initial_conn_limit: params.initial_conn_limit,
                     tail_hedge: params.tail_hedge,
                     fabric_rtt_ns: params.fabric_rtt_ns,
+                    announce_fan_in: params.announce_fan_in,
                     ..d
                 },
                 seed,

@@ -79,6 +79,9 @@ pub struct RunConfig {
     /// Configure mroce's NICs with the fabric's unloaded RTT (`EndpointConfig::fabric_rtt_ns`,
     /// [`FabricConfig::unloaded_rtt_ns`]); off: rate hints use measured RTTs only.
     pub fabric_rtt: bool,
+    /// mroce's NICs announce their fan-in share to their peers (`EndpointConfig::announce_fan_in`).
+    /// Like `fabric_rtt`, off in [`RunConfig::new`] (the NIC's default) and on in the experiments.
+    pub announce_fan_in: bool,
     /// Payload bytes per packet.
     pub mtu: u16,
     /// Seed of every random choice.
@@ -108,6 +111,7 @@ impl RunConfig {
             initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
             tail_hedge: mroce_model::endpoint::EndpointConfig::default().tail_hedge,
             fabric_rtt: false,
+            announce_fan_in: false,
             mtu: mroce_model::params::DEFAULT_MTU_PAYLOAD,
             seed,
             time_limit_ns: 1_000_000_000,
@@ -635,6 +639,7 @@ impl<'a> Sim<'a> {
                     initial_conn_limit: cfg.initial_conn_limit,
                     tail_hedge: cfg.tail_hedge,
                     fabric_rtt_ns: if cfg.fabric_rtt { f.unloaded_rtt_ns(cfg.mtu) } else { 0 },
+                    announce_fan_in: cfg.announce_fan_in,
                 };
                 let t = factory(cfg.kind, addr, derive_seed(cfg.seed, 0x1C00_0000 | nic as u64), &params)?;
                 let port_plane: Vec<u8> = if spans {

@@ -29,8 +29,11 @@ pub struct Common {
     pub initial_conn_limit: u16,
     /// mroce's tail hedge (`EndpointConfig::tail_hedge`).
     pub tail_hedge: bool,
-    /// Configure mroce's NICs with the fabric's unloaded RTT (`RunConfig::fabric_rtt`).
+    /// Configure mroce's NICs with the fabric's unloaded RTT (`RunConfig::fabric_rtt`); on by
+    /// default: the simulator knows its fabric, as an operator does.
     pub fabric_rtt: bool,
+    /// mroce's NICs announce their fan-in share (`RunConfig::announce_fan_in`); on by default.
+    pub announce_fan_in: bool,
     /// Payload bytes per packet.
     pub mtu: u16,
     /// Transports to run, in order.
@@ -52,7 +55,8 @@ impl Default for Common {
             ecn_reroute: mroce_model::endpoint::EcnReroute::default(),
             initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
             tail_hedge: mroce_model::endpoint::EndpointConfig::default().tail_hedge,
-            fabric_rtt: false,
+            fabric_rtt: true,
+            announce_fan_in: true,
             mtu: mroce_model::params::DEFAULT_MTU_PAYLOAD,
             transports: Kind::ALL.to_vec(),
             time_limit_ns: None,
@@ -138,6 +142,7 @@ impl Ctx<'_, '_> {
         cfg.initial_conn_limit = self.c.initial_conn_limit;
         cfg.tail_hedge = self.c.tail_hedge;
         cfg.fabric_rtt = self.c.fabric_rtt;
+        cfg.announce_fan_in = self.c.announce_fan_in;
         cfg.mtu = self.c.mtu;
         cfg.time_limit_ns = self.c.time_limit_ns.unwrap_or(k.time_limit_ns);
         cfg.sample_ns = k.sample_ns;
@@ -178,6 +183,7 @@ impl Ctx<'_, '_> {
             } else {
                 0
             }));
+            m.entry("announce_fan_in").or_insert(json!(self.c.announce_fan_in));
         }
         Summary {
             experiment: name.into(),
@@ -291,6 +297,9 @@ fn run_fields(r: &RunReport) -> Value {
         "tx_data": r.counter("tx_data"),
         "tx_acks": r.counter("tx_acks"),
         "probes_sent": r.counter("probes_sent"),
+        // fan-in announcements sent, and those that sized a first flight (SPEC.md §8.5)
+        "tx_announces": r.counter("tx_announces"),
+        "announces_applied": r.counter("announces_applied"),
         // second copies of doubtful tail chunks (mroce's tail hedge, SPEC.md §8.3)
         "tail_hedges": r.counter("tail_hedges"),
         // path moves: on an ECN re-route verdict (mroce) and on RTOs or health rules

@@ -88,6 +88,8 @@ pub struct TransportParams {
     /// The fabric's unloaded RTT that mroce's rate hints are computed from at most, ns
     /// (`EndpointConfig::fabric_rtt_ns`; 0 = measured RTTs only).
     pub fabric_rtt_ns: u64,
+    /// mroce's NICs announce their fan-in share to their peers (`EndpointConfig::announce_fan_in`).
+    pub announce_fan_in: bool,
 }
 
 fn ecn_reroute_name<S: serde::Serializer>(p: &mroce_model::endpoint::EcnReroute, s: S) -> Result<S::Ok, S::Error> {
@@ -110,6 +112,7 @@ pub fn mroce_config(addr: NicAddr, p: &TransportParams) -> mroce_model::endpoint
         initial_conn_limit: p.initial_conn_limit,
         tail_hedge: p.tail_hedge,
         fabric_rtt_ns: p.fabric_rtt_ns,
+        announce_fan_in: p.announce_fan_in,
         ..Default::default()
     }
 }
