@@ -124,12 +124,12 @@ struct CommonArgs {
     /// Configure mroce's NICs with the fabric's unloaded cross-spine RTT (`fabric_rtt_ns`), the
     /// most a shared rate hint's limit is computed from (SPEC.md §8.5): on or off (measured RTTs
     /// only, which the receiver's standing queue inflates).
-    #[arg(long, default_value_t = true, value_parser = on_off_arg, action = clap::ArgAction::Set)]
+    #[arg(long, default_value = "on", value_parser = on_off_arg, action = clap::ArgAction::Set)]
     fabric_rtt: bool,
     /// mroce's NICs announce their share per connection (capacity over established
     /// connections, rounded up to a power of two) to their peers, which size their first
     /// flight from it and --fabric-rtt (SPEC.md §8.5): on or off.
-    #[arg(long, default_value_t = true, value_parser = on_off_arg, action = clap::ArgAction::Set)]
+    #[arg(long, default_value = "on", value_parser = on_off_arg, action = clap::ArgAction::Set)]
     announce_fan_in: bool,
     /// Payload bytes per packet.
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u16).range(256..=9000))]

@@ -149,7 +149,7 @@ struct Common {
     /// Announce this NIC's share per connection (capacity over established connections,
     /// rounded up to a power of two) to its peers, so that senders with --fabric-rtt-us size
     /// their first flight to the fan-in (SPEC.md §8.5): on or off.
-    #[arg(long, default_value_t = false, value_parser = crate::cli_value::on_off_arg, action = clap::ArgAction::Set)]
+    #[arg(long, default_value = "off", value_parser = crate::cli_value::on_off_arg, action = clap::ArgAction::Set)]
     announce_fan_in: bool,
     /// Seed of the transport's random choices and of the impairment.
     #[arg(long, default_value_t = 1)]
