@@ -69,7 +69,9 @@ pub struct EndpointConfig {
     /// of a shared rate hint (below the peer's capacity) is computed from the smaller of it and
     /// the measured minimum RTT: samples taken behind the receiver's standing queue would
     /// otherwise raise the limit that keeps the queue standing (SPEC.md §8.5). It must not be
-    /// below the true unloaded RTT of any peer.
+    /// below the true unloaded RTT of any peer. It also sizes a first flight from a fan-in
+    /// announcement, and as a receiver this NIC lowers a shared hint by two frames' rate over
+    /// it when most arrivals since the last recount were CE-marked (§8.5, "Marked share").
     pub fabric_rtt_ns: Nanos,
     /// While nothing else waits to be sent, keep a second copy of a doubtful chunk (a
     /// retransmission, the newest chunk of a path whose tail-loss probe fired, a chunk that
@@ -194,6 +196,10 @@ pub struct Endpoint {
     /// Established connections, rounded up to a power of two, at the last fan-in
     /// announcement (0: none yet).
     announced_fan_in: u32,
+    /// Data and probe frames received since the last hint recount.
+    recount_rx: u32,
+    /// Those of them that arrived CE-marked.
+    recount_ce: u32,
     /// Component operations of released connections not yet taken (`trace_components`).
     retired_calls: Vec<(ConnId, ComponentCalls)>,
 }
@@ -243,6 +249,8 @@ impl Endpoint {
             ready_planes: u8::MAX,
             hint_at: 0,
             announced_fan_in: 0,
+            recount_rx: 0,
+            recount_ce: 0,
             retired_calls: Vec::new(),
         }
     }
@@ -483,7 +491,7 @@ impl Endpoint {
     /// Recount active senders at most once per hint window; hint = capacity / active.
     /// `arriving`: the connection whose data frame is being handled counts as active, and if it
     /// was not, the recount happens now: the others' share falls the moment a new sender
-    /// starts, not up to half a window later.
+    /// starts, not up to half a window later. A marked shared hint is lowered (SPEC.md §8.5).
     fn refresh_hint(&mut self, now: Nanos, arriving: Option<ConnId>) {
         if self.cfg.rx_capacity_mbps == 0 {
             self.hint_mbps = 0;
@@ -503,6 +511,16 @@ impl Endpoint {
             .filter(|c| Some(c.id) == arriving || active(c))
             .count() as u32;
         self.hint_mbps = self.cfg.rx_capacity_mbps / active.max(1);
+        // A shared port whose arrivals are mostly CE-marked has a standing queue: each sender
+        // adds 2 packets to its share's limit (SPEC.md §8.5), and with many senders those alone
+        // fill the buffers. Take their rate over the fabric RTT out of the hint.
+        if self.cfg.fabric_rtt_ns != 0 && active > 1 && self.recount_ce > self.recount_rx / 2 {
+            let frame = u64::from(self.cfg.mtu) + wire::WRITE_HEADERS as u64;
+            let two_frames = (8000 * frame / self.cfg.fabric_rtt_ns).min(u64::from(u32::MAX)) as u32;
+            self.hint_mbps = self.hint_mbps.saturating_sub(two_frames).max(self.hint_mbps / 4).max(1);
+        }
+        self.recount_rx = 0;
+        self.recount_ce = 0;
     }
 
     fn on_cm(&mut self, now: Nanos, plane: u8, f: &wire::RoceFrame<'_>, pkt: MrPacket<'_>) {
@@ -837,9 +855,11 @@ impl Transport for Endpoint {
             }
             _ => {
                 self.counters.rx_data += 1;
+                let ce = f.addrs.ecn == wire::ecn::CE;
+                self.recount_rx = self.recount_rx.saturating_add(1);
+                self.recount_ce = self.recount_ce.saturating_add(u32::from(ce));
                 self.refresh_hint(now, Some(id));
                 let hint = self.hint_mbps;
-                let ce = f.addrs.ecn == wire::ecn::CE;
                 if let Some((c, mut ctx)) = self.split(id) {
                     c.on_data(now, plane, f.addrs.src_port, ce, f.bth.ack_req, &pkt, hint, &mut ctx);
                 }

@@ -74,6 +74,14 @@ pub fn cases() -> Vec<Case> {
         )
         .with_setup(announcing),
         case(
+            "C-8.5-08",
+            "§8.5",
+            "Marked share: with fabric_rtt_ns configured, a recount among several senders whose arrivals were mostly CE-marked lowers the hint by 8000 x frame / fabric_rtt_ns",
+            &[Need::ExactTime, Need::EcnMarking],
+            hint_marked,
+        )
+        .with_setup(fabric_rtt),
+        case(
             "C-8.4-19",
             "§8.4",
             "Over-committed connection: a hint that drops the limit below the packets in flight sends each path's trailing probe, no data; a lost tail is retransmitted first as the held limit descends",
@@ -309,6 +317,36 @@ fn hint_applied(t: &mut Tester<'_>) -> R {
     ack_all(t, &p, &v, 0, 0)?;
     let w = t.data_burst()?;
     check_eq!("packets in flight under the hint", w.len(), 2);
+    Ok(())
+}
+
+/// C-8.5-08: `fabric_rtt_ns` = 10 µs, MTU 4096: two frames' rate over it is
+/// 8000 x 4198 / 10000 = 3358 Mb/s. The recount at b's first frame (two active senders, both
+/// frames since the last recount CE-marked) gives 200000 - 3358; 15 µs later an unmarked frame
+/// recounts to the plain share. A sole sender's marked frame leaves the whole capacity.
+fn hint_marked(t: &mut Tester<'_>) -> R {
+    let mut a = t.open(1, 4096)?;
+    let mut b = second(t)?;
+    let k = t.region(64, true, |_| 0)?;
+    let marked = |msg: u32| Data {
+        ce: true,
+        ..Data::write(0, 0, msg, k.va, k.rkey, b"h")
+    };
+    let hint = |t: &mut Tester<'_>, p: &mut Peer, d: Data| -> R<u32> {
+        t.data(p, &d)?;
+        let (_, ack) = t.expect_ack("ACK")?;
+        Ok(ack.rate_hint_mbps)
+    };
+    let d = marked(0);
+    check_eq!("hint, one sender, marked", hint(t, &mut a, d)?, 400_000);
+    let d = marked(0);
+    check_eq!(
+        "hint at a second sender's first frame, both marked",
+        hint(t, &mut b, d)?,
+        200_000 - 3358
+    );
+    t.advance(15_000)?;
+    check_eq!("hint after an unmarked frame", hint_of(t, &mut a, k, 1)?, 200_000);
     Ok(())
 }
 
