@@ -1540,11 +1540,12 @@ impl Connection {
         pkts.min(u64::from(u16::MAX)) as u16
     }
 
-    /// A fan-in announcement of `mbps` (SPEC.md §8.5): until the first rate hint, the limit
-    /// is the smaller of the initial limit and that share over the fabric RTT, so that many
-    /// senders starting together fit the receiver's port. True if it set the limit.
+    /// A fan-in announcement of `mbps` (SPEC.md §8.5), on a connection where
+    /// [`Self::announce_applies`]: until the first rate hint, the limit is the smaller of the
+    /// initial limit and that share over the fabric RTT, so that many senders starting
+    /// together fit the receiver's port. True if it set the limit.
     fn apply_announce(&mut self, mbps: u32) -> bool {
-        if !self.announce_applies() || mbps == 0 {
+        if mbps == 0 {
             return false;
         }
         let pkts = self.limit_for(mbps, self.fabric_rtt_ns);
