@@ -153,7 +153,11 @@ fn main() {
             let obj = verilate(&verilator, &root, &version, d, &vdir, &cache, traced);
             let cpp = out.join(format!("shim_{name}.cpp"));
             // (None for the board tops: their inputs feed registers only, so they have no input region)
-            let noico = if traced { None } else { posedge_without_ico(&obj, &format!("V{name}")) };
+            let noico = if traced {
+                None
+            } else {
+                posedge_without_ico(&obj, &format!("V{name}"))
+            };
             std::fs::write(&cpp, cpp_shim(&name, p, traced, noico.as_deref())).expect("write shim");
             shim.file(&cpp).include(&obj);
             libs.push((obj, name));
@@ -651,7 +655,11 @@ fn posedge_without_ico(obj: &Path, class: &str) -> Option<String> {
     } else {
         return None;
     }
-    body = body.replacen(&format!("void {root}___eval("), &format!("static void mroce_{class}_eval_edge("), 1);
+    body = body.replacen(
+        &format!("void {root}___eval("),
+        &format!("static void mroce_{class}_eval_edge("),
+        1,
+    );
     // declarations of what the copy calls, taken from their definitions (return type, name,
     // parameters); calls inside `#ifdef VL_DEBUG` blocks are not compiled and need none
     let mut decls = String::new();
@@ -660,22 +668,23 @@ fn posedge_without_ico(obj: &Path, class: &str) -> Option<String> {
     let mut rest = body.as_str();
     while let Some(i) = rest.find(&needle) {
         let tail = &rest[i..];
-        let end = tail.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(tail.len());
+        let end = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(tail.len());
         let fname = &tail[..end];
         rest = &tail[end..];
         if !tail[end..].starts_with('(') || !seen.insert(fname.to_string()) || fname == format!("{root}___eval") {
             continue;
         }
         let def = sources.iter().find_map(|t| {
-            t.lines().find(|l| {
-                !l.starts_with(' ')
-                    && l.contains(&format!(" {fname}("))
-                    && l.trim_end().ends_with('{')
-            })
+            t.lines()
+                .find(|l| !l.starts_with(' ') && l.contains(&format!(" {fname}(")) && l.trim_end().ends_with('{'))
         });
         if let Some(d) = def {
             let d = d.trim_end().trim_end_matches('{').trim_end();
-            let d = d.trim_start_matches("VL_ATTR_COLD ").trim_start_matches("VL_INLINE_OPT ");
+            let d = d
+                .trim_start_matches("VL_ATTR_COLD ")
+                .trim_start_matches("VL_INLINE_OPT ");
             let _ = writeln!(decls, "{d};");
         }
     }

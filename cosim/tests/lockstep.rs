@@ -720,10 +720,17 @@ fn fast_edge_matches_full_edge() {
         if v.contains("5.006") {
             assert!(has_fast, "{}: no fast edge with {v}", table.name);
         } else if !has_fast {
-            eprintln!("NOTE: {}: no fast edge with {v}; both instances evaluate in full", table.name);
+            eprintln!(
+                "NOTE: {}: no fast edge with {v}; both instances evaluate in full",
+                table.name
+            );
         }
         // CSR writes (control, INIT, commands) on one cycle in 16, so the streams get to run
-        let we = fast.ports().iter().any(|p| p.name == "csr_we").then(|| fast.input("csr_we", 1).unwrap());
+        let we = fast
+            .ports()
+            .iter()
+            .any(|p| p.name == "csr_we")
+            .then(|| fast.input("csr_we", 1).unwrap());
         let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ u64::from(cycles);
         for c in 0..cycles {
             for w in fast.inputs.iter_mut() {
