@@ -661,7 +661,7 @@ fn posedge_without_ico(obj: &Path, class: &str) -> Option<String> {
         1,
     );
     // declarations of what the copy calls, taken from their definitions (return type, name,
-    // parameters); calls inside `#ifdef VL_DEBUG` blocks are not compiled and need none
+    // parameters); those of the `#ifdef VL_DEBUG` calls are declared but never used
     let mut decls = String::new();
     let mut seen = std::collections::BTreeSet::new();
     let needle = format!("{root}___");
@@ -673,7 +673,7 @@ fn posedge_without_ico(obj: &Path, class: &str) -> Option<String> {
             .unwrap_or(tail.len());
         let fname = &tail[..end];
         rest = &tail[end..];
-        if !tail[end..].starts_with('(') || !seen.insert(fname.to_string()) || fname == format!("{root}___eval") {
+        if !tail[end..].starts_with('(') || !seen.insert(fname.to_string()) {
             continue;
         }
         let def = sources.iter().find_map(|t| {
