@@ -131,6 +131,11 @@ struct CommonArgs {
     /// flight from it and --fabric-rtt (SPEC.md §8.5): on or off.
     #[arg(long, default_value = "on", value_parser = on_off_arg, action = clap::ArgAction::Set)]
     announce_fan_in: bool,
+    /// RoCEv2's retransmission timeout, µs (default: mroce's RTO floor, 50 µs, so that the
+    /// baseline is not a strawman; IB's local ACK timeout is 4.096 µs × 2^timeout, and NCCL
+    /// sets timeout = 18 by default (NCCL_IB_TIMEOUT): 1073741.824).
+    #[arg(long, value_parser = pos_arg)]
+    rocev2_rto_us: Option<f64>,
     /// Payload bytes per packet.
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u16).range(256..=9000))]
     mtu: u16,
@@ -181,6 +186,7 @@ impl CommonArgs {
             tail_hedge: self.tail_hedge,
             fabric_rtt: self.fabric_rtt,
             announce_fan_in: self.announce_fan_in,
+            rocev2_rto_ns: self.rocev2_rto_us.map(us_to_ns),
             mtu: self.mtu,
             transports: self.transports.clone(),
             time_limit_ns: self.time_limit_ms.map(|ms| (ms * 1e6).round() as u64),
@@ -345,12 +351,13 @@ fn print_summary(s: &Summary, json: bool) {
         return;
     }
     println!(
-        "{}: seed {}, {:.2} s wall, {:.2} M events/s ({:.2} M per CPU second; {} events)",
+        "{}: seed {}, {:.2} s wall, {:.2} M events/s ({:.2} M per CPU second, {:.2} M counted as uet-htsim counts; {} events)",
         s.experiment,
         s.seed,
         s.wall_s,
         s.events_per_s / 1e6,
         s.events_per_cpu_s.unwrap_or(0.0) / 1e6,
+        s.htsim_equivalent_events_per_cpu_s.unwrap_or(0.0) / 1e6,
         s.events
     );
     for r in &s.results {

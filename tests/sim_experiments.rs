@@ -37,6 +37,9 @@ fn contract(s: &Summary, name: &str, fields: &[&str]) {
         per_cpu >= 0.99 * v["events_per_s"].as_f64().unwrap(),
         "{name}: {per_cpu}"
     );
+    // htsim's count adds one event per switch hop to this simulator's
+    let htsim = v["htsim_equivalent_events_per_cpu_s"].as_f64().unwrap();
+    assert!(htsim > per_cpu, "{name}: {htsim} <= {per_cpu}");
     assert!(v["wall_s"].as_f64().unwrap() > 0.0);
     let rows = v["results"].as_array().unwrap();
     assert!(!rows.is_empty());
@@ -89,6 +92,41 @@ fn loss_sweep_small() {
     // mroce keeps useful bandwidth at 10% loss.
     let m10 = rows(&s, "mroce").into_iter().find(|r| r["loss"] == 0.1).unwrap();
     assert!(m10["relative_mean_flow_goodput"].as_f64().unwrap() > 0.2, "{m10}");
+}
+
+/// `rocev2_rto_ns` reaches RoCEv2's NICs: with the RTO at 2 ms instead of 50 µs, a run that
+/// times out waits the longer RTO (the lossy small sweep needs RTOs: tail losses have no
+/// later packet to trigger a NAK), and mroce's run does not change.
+#[test]
+fn rocev2_rto_reaches_the_baseline() {
+    let p = experiments::LossSweep {
+        losses: vec![0.01],
+        bytes_per_flow: 512 << 10,
+        ..Default::default()
+    };
+    let run = |rto: Option<u64>| {
+        let c = Common {
+            rocev2_rto_ns: rto,
+            ..common()
+        };
+        experiments::loss_sweep(&c, &p, &mut sim_factory, &mut NoHooks).unwrap()
+    };
+    let (short, long) = (run(None), run(Some(2_000_000)));
+    let param = |s: &Summary| serde_json::to_value(s).unwrap()["params"]["rocev2_rto_ns"].clone();
+    assert_eq!(param(&short), 50_000);
+    assert_eq!(param(&long), 2_000_000);
+    let (a, b) = (&short.runs[1].1, &long.runs[1].1);
+    assert_eq!(a.transport, "rocev2");
+    assert!(
+        a.counter("timeouts") > 0,
+        "no RoCEv2 timeout at 1 % loss: {:?}",
+        a.counters
+    );
+    assert!(b.counter("timeouts") > 0);
+    assert!(b.last_recv_ns >= 2_000_000, "{} ns", b.last_recv_ns);
+    assert!(a.last_recv_ns < 2_000_000, "{} ns", a.last_recv_ns);
+    assert_eq!(short.runs[0].1.last_recv_ns, long.runs[0].1.last_recv_ns);
+    assert_eq!(short.runs[0].1.net, long.runs[0].1.net);
 }
 
 #[test]

@@ -38,6 +38,14 @@ fn assert_frames_conserved(r: &RunReport) {
         "{}: frames not conserved: {n:?}",
         r.transport
     );
+    // Every delivery is the arrival of a frame that a leaf's queue sent to the host, and every
+    // arrival from a switch queue follows a counted hop: the htsim-equivalent event count
+    // (events + switch_arrivals) rests on these.
+    assert!(
+        n.frames_delivered <= n.switch_arrivals && n.switch_arrivals <= n.hops,
+        "{}: switch arrivals out of bounds: {n:?}",
+        r.transport
+    );
 }
 
 #[test]

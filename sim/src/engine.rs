@@ -82,6 +82,8 @@ pub struct RunConfig {
     /// mroce's NICs announce their fan-in share to their peers (`EndpointConfig::announce_fan_in`).
     /// Like `fabric_rtt`, off in [`RunConfig::new`] (the NIC's default) and on in the experiments.
     pub announce_fan_in: bool,
+    /// RoCEv2's retransmission timeout, ns (`None`: `RoceConfig`'s default, 50 µs).
+    pub rocev2_rto_ns: Option<u64>,
     /// Payload bytes per packet.
     pub mtu: u16,
     /// Seed of every random choice.
@@ -112,6 +114,7 @@ impl RunConfig {
             tail_hedge: mroce_model::endpoint::EndpointConfig::default().tail_hedge,
             fabric_rtt: false,
             announce_fan_in: false,
+            rocev2_rto_ns: None,
             mtu: mroce_model::params::DEFAULT_MTU_PAYLOAD,
             seed,
             time_limit_ns: 1_000_000_000,
@@ -205,6 +208,11 @@ pub struct NetStats {
     pub ecn_marks: u64,
     /// Link traversals (hops).
     pub hops: u64,
+    /// Arrivals of frames that a switch's output queue sent over its link (every hop but the
+    /// NIC's). One event here covers the queue's service and the link's delay, which
+    /// uet-htsim schedules as two (a queue's `completeService`, a pipe's `doNextEvent`), so
+    /// `events + switch_arrivals` counts this run's work in htsim's events.
+    pub switch_arrivals: u64,
     /// Payload bytes of data frames lost to failures.
     pub data_bytes_lost_failure: u64,
     /// Payload bytes of data frames lost to random loss and queue drops.
@@ -640,6 +648,7 @@ impl<'a> Sim<'a> {
                     tail_hedge: cfg.tail_hedge,
                     fabric_rtt_ns: if cfg.fabric_rtt { f.unloaded_rtt_ns(cfg.mtu) } else { 0 },
                     announce_fan_in: cfg.announce_fan_in,
+                    rocev2_rto_ns: cfg.rocev2_rto_ns,
                 };
                 let t = factory(cfg.kind, addr, derive_seed(cfg.seed, 0x1C00_0000 | nic as u64), &params)?;
                 let port_plane: Vec<u8> = if spans {
@@ -1365,6 +1374,9 @@ impl<'a> Sim<'a> {
 
     fn on_arrive(&mut self, id: u32) {
         let m = self.pool.meta[id as usize];
+        if m.stage != STAGE_LEAF_IN {
+            self.net.switch_arrivals += 1;
+        }
         let link = &self.links[m.link as usize];
         if link.down > 0 || link.epoch != m.epoch {
             self.lost_failure(id);

@@ -34,6 +34,8 @@ pub struct Common {
     pub fabric_rtt: bool,
     /// mroce's NICs announce their fan-in share (`RunConfig::announce_fan_in`); on by default.
     pub announce_fan_in: bool,
+    /// RoCEv2's retransmission timeout, ns (`None`: its default, mroce's 50 µs RTO floor).
+    pub rocev2_rto_ns: Option<u64>,
     /// Payload bytes per packet.
     pub mtu: u16,
     /// Transports to run, in order.
@@ -57,6 +59,7 @@ impl Default for Common {
             tail_hedge: mroce_model::endpoint::EndpointConfig::default().tail_hedge,
             fabric_rtt: true,
             announce_fan_in: true,
+            rocev2_rto_ns: None,
             mtu: mroce_model::params::DEFAULT_MTU_PAYLOAD,
             transports: Kind::ALL.to_vec(),
             time_limit_ns: None,
@@ -100,6 +103,10 @@ pub struct Summary {
     pub events: u64,
     /// Link traversals per wall-clock second of event loop.
     pub hops_per_s: f64,
+    /// The same work counted in uet-htsim's events, per CPU second of the event loop: this
+    /// simulator's events plus one per switch hop (`NetStats::switch_arrivals`: htsim
+    /// schedules a queue's service and a pipe's delay as two events, this simulator as one).
+    pub htsim_equivalent_events_per_cpu_s: Option<f64>,
     /// Parameters in force (fabric, sizes, definitions).
     pub params: Value,
     /// Headline figures against the acceptance targets.
@@ -115,6 +122,7 @@ struct Ctx<'a, 'f> {
     hooks: &'a mut dyn Hooks,
     events: u64,
     hops: u64,
+    switch_arrivals: u64,
     loop_s: f64,
     loop_cpu_s: Option<f64>,
     runs: Vec<(String, RunReport)>,
@@ -143,6 +151,7 @@ impl Ctx<'_, '_> {
         cfg.tail_hedge = self.c.tail_hedge;
         cfg.fabric_rtt = self.c.fabric_rtt;
         cfg.announce_fan_in = self.c.announce_fan_in;
+        cfg.rocev2_rto_ns = self.c.rocev2_rto_ns;
         cfg.mtu = self.c.mtu;
         cfg.time_limit_ns = self.c.time_limit_ns.unwrap_or(k.time_limit_ns);
         cfg.sample_ns = k.sample_ns;
@@ -161,6 +170,7 @@ impl Ctx<'_, '_> {
         self.hooks.end(&full, &r);
         self.events += r.events;
         self.hops += r.net.hops;
+        self.switch_arrivals += r.net.switch_arrivals;
         self.loop_s += r.loop_wall_s;
         self.loop_cpu_s = match (self.loop_cpu_s, r.loop_cpu_s) {
             (Some(a), Some(b)) => Some(a + b),
@@ -184,6 +194,10 @@ impl Ctx<'_, '_> {
                 0
             }));
             m.entry("announce_fan_in").or_insert(json!(self.c.announce_fan_in));
+            m.entry("rocev2_rto_ns").or_insert(json!(self
+                .c
+                .rocev2_rto_ns
+                .unwrap_or(mroce_model::rocev2::RoceConfig::default().rto_ns)));
         }
         Summary {
             experiment: name.into(),
@@ -202,6 +216,10 @@ impl Ctx<'_, '_> {
             } else {
                 0.0
             },
+            htsim_equivalent_events_per_cpu_s: self
+                .loop_cpu_s
+                .filter(|c| *c > 0.0)
+                .map(|c| (self.events + self.switch_arrivals) as f64 / c),
             params,
             acceptance,
             runs: self.runs,
@@ -370,6 +388,7 @@ pub fn loss_sweep(
         hooks,
         events: 0,
         hops: 0,
+        switch_arrivals: 0,
         loop_s: 0.0,
         loop_cpu_s: Some(0.0),
         runs: Vec::new(),
@@ -574,6 +593,7 @@ pub fn collectives(
         hooks,
         events: 0,
         hops: 0,
+        switch_arrivals: 0,
         loop_s: 0.0,
         loop_cpu_s: Some(0.0),
         runs: Vec::new(),
@@ -690,6 +710,7 @@ pub fn planes(c: &Common, p: &Planes, factory: &mut Factory<'_>, hooks: &mut dyn
         hooks,
         events: 0,
         hops: 0,
+        switch_arrivals: 0,
         loop_s: 0.0,
         loop_cpu_s: Some(0.0),
         runs: Vec::new(),
@@ -900,6 +921,7 @@ pub fn plane_failure(
         hooks,
         events: 0,
         hops: 0,
+        switch_arrivals: 0,
         loop_s: 0.0,
         loop_cpu_s: Some(0.0),
         runs: Vec::new(),
@@ -1109,6 +1131,7 @@ pub fn incast(c: &Common, p: &Incast, factory: &mut Factory<'_>, hooks: &mut dyn
         hooks,
         events: 0,
         hops: 0,
+        switch_arrivals: 0,
         loop_s: 0.0,
         loop_cpu_s: Some(0.0),
         runs: Vec::new(),
@@ -1247,6 +1270,7 @@ pub fn connections(
         hooks,
         events: 0,
         hops: 0,
+        switch_arrivals: 0,
         loop_s: 0.0,
         loop_cpu_s: Some(0.0),
         runs: Vec::new(),

@@ -90,6 +90,9 @@ pub struct TransportParams {
     pub fabric_rtt_ns: u64,
     /// mroce's NICs announce their fan-in share to their peers (`EndpointConfig::announce_fan_in`).
     pub announce_fan_in: bool,
+    /// RoCEv2's retransmission timeout, ns (`RoceConfig::rto_ns`; `None`: its default, mroce's
+    /// 50 µs RTO floor).
+    pub rocev2_rto_ns: Option<u64>,
 }
 
 fn ecn_reroute_name<S: serde::Serializer>(p: &mroce_model::endpoint::EcnReroute, s: S) -> Result<S::Ok, S::Error> {
@@ -130,6 +133,7 @@ pub fn model_factory(kind: Kind, addr: NicAddr, seed: u64, p: &TransportParams) 
             RoceConfig {
                 addr,
                 mtu: p.mtu,
+                rto_ns: p.rocev2_rto_ns.unwrap_or(RoceConfig::default().rto_ns),
                 ..Default::default()
             },
             seed,
