@@ -3,8 +3,9 @@
 # hardware-mapped components and every HDL block, built with mroce-model's config-reduced and
 # config-small features, pass their tests against the model built the same way (rust-hdl
 # simulation, directed cases and seeded random streams; the generated Verilog lints clean), and
-# the reduced configuration's Verilated blocks run in lockstep with its model and its board
-# (SoC, firmware, self-test) passes its self-test (MROCE_COSIM_ALL_CONFIGS=1: the small one's too).
+# each configuration's Verilated blocks run in lockstep with its model and its board (SoC,
+# firmware, self-test) passes its self-test. The small configuration's output FIFOs are block
+# RAM (hdl/src/fifo_ram.rs), Verilog that only this build produces, so it is Verilated too.
 # Each configuration builds under target/config-<name>/ (where `mroce synth` also builds it).
 # Usage: scripts/config-check.sh [reduced|small ...]   (default: both)
 set -euo pipefail
@@ -22,14 +23,11 @@ for c in "${configs[@]}"; do
   cargo test -q --release -p mroce-model --features "config-$c" --target-dir "target/config-$c" --lib --tests
   cargo test -q --release -p mroce-hdl --features "config-$c" --target-dir "target/config-$c"
   # the Verilated blocks in lockstep with the model (1,000,000 transactions for transport_core)
-  # for the configuration a board is built in (the Colorlight i5's); small only on request
-  if [[ $c == reduced || ${MROCE_COSIM_ALL_CONFIGS:-0} == 1 ]]; then
-    cargo test -q --release -p mroce-cosim --features "config-$c" --target-dir "target/config-$c" --test lockstep
-    # the board as built (PicoRV32 running this configuration's firmware, the self-test, the
-    # UART report): the verdict line must say PASS with every message intact
-    cargo build -q --release -p mroce-firmware --target riscv32imc-unknown-none-elf --features "config-$c" \
-      --target-dir "target/config-$c"
-    cargo run -q --release -p mroce-cosim --features "config-$c" --target-dir "target/config-$c" \
-      --example board_selftest -- "target/config-$c/riscv32imc-unknown-none-elf/release/mroce-firmware"
-  fi
+  cargo test -q --release -p mroce-cosim --features "config-$c" --target-dir "target/config-$c" --test lockstep
+  # the board as built (PicoRV32 running this configuration's firmware, the self-test, the
+  # UART report): the verdict line must say PASS with every message intact
+  cargo build -q --release -p mroce-firmware --target riscv32imc-unknown-none-elf --features "config-$c" \
+    --target-dir "target/config-$c"
+  cargo run -q --release -p mroce-cosim --features "config-$c" --target-dir "target/config-$c" \
+    --example board_selftest -- "target/config-$c/riscv32imc-unknown-none-elf/release/mroce-firmware"
 done

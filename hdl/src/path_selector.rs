@@ -28,7 +28,8 @@
 //! Every record carries `path`, and that path's `entropy`, `plane` and `health` after the
 //! operation (what the connection layer reads back with `path()`).
 
-use crate::lutram::{kc, LutRam, Wide32};
+use crate::fifo_ram::FifoRam;
+use crate::lutram::{kc, Wide32};
 use mroce_model::params::{
     ALPHA_ONE, CWND_FRAC_BITS, CWND_INIT_PKTS, CWND_MAX_PKTS, CWND_MIN_PKTS, CWND_ONE, ECN_G_SHIFT, MAX_PLANES, PATHS,
     PATH_BITS,
@@ -193,7 +194,7 @@ pub struct PathSelectorHw {
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
     pub out: Signal<Out, SelOut>,
-    fifo: LutRam<SelOut, 4>,
+    fifo: FifoRam<SelOut, 4>,
     q1r: DFF<SelQ>,
     q2r: DFF<SelQ>,
     q3r: DFF<SelQ>,
@@ -1457,6 +1458,7 @@ impl Logic for PathSelectorHw {
         self.out.next = self.fifo.read_data.val();
         self.out_valid.next = self.cnt.q.val().any();
         self.pop.next = self.cnt.q.val().any() && self.out_ready.val();
+        self.fifo.read_advance.next = self.pop.val();
         if self.q3r.q.val().v {
             self.wp.d.next = self.wp.q.val() + self.one4.val();
         }

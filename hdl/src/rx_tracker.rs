@@ -32,6 +32,7 @@
 //! the write, for the snapshot); **D** (rotate by head, trailing ones of the head word);
 //! **E** (cum = base + ones, FIFO).
 
+use crate::fifo_ram::FifoRam;
 use crate::lutram::{kc, LutRam};
 use mroce_model::params::{
     ACK_COALESCE, PATHS, PATH_BITS, SACK_INDEX_BITS, SACK_WORDS, SACK_WORD_BITS, SACK_WORD_INDEX_BITS,
@@ -313,8 +314,8 @@ pub struct RxTrackerHw {
     kram: LutRam<Bits<KB>, PB>,
     bank: [LutRam<Bits<32>, PB>; SACK_WORDS],
     snap: [LutRam<Bits<32>, PB>; SACK_WORDS],
-    fifo: LutRam<RxOut, 4>,
-    fifo_sack: [LutRam<Bits<32>, 4>; SACK_WORDS],
+    fifo: FifoRam<RxOut, 4>,
+    fifo_sack: [FifoRam<Bits<32>, 4>; SACK_WORDS],
     pr: DFF<RxP>,
     p2: DFF<RxP>,
     q1: DFF<RxState>,
@@ -1058,6 +1059,10 @@ impl Logic for RxTrackerHw {
         }
         self.out_valid.next = self.cnt.q.val().any();
         self.pop.next = self.cnt.q.val().any() && self.out_ready.val();
+        self.fifo.read_advance.next = self.pop.val();
+        for i in 0..SACK_WORDS {
+            self.fifo_sack[i].read_advance.next = self.pop.val();
+        }
         if self.dr.q.val().v {
             self.wp.d.next = self.wp.q.val() + self.one4.val();
         }

@@ -45,6 +45,7 @@
 //! Dimensions follow `mroce_model::params`: `PATHS` rows and a ring of `SACK_WORDS` 32-bit words
 //! per path (16 x 8 by default, 8 x 4 with `config-reduced`, 4 x 2 with `config-small`).
 
+use crate::fifo_ram::FifoRam;
 use crate::lutram::{kc, LutRam};
 use mroce_model::params::{
     PATHS, PATH_BITS, RTO_MAX_BACKOFF, SACK_INDEX_BITS, SACK_WORDS, SACK_WORD_BITS, SACK_WORD_INDEX_BITS,
@@ -280,7 +281,7 @@ pub struct TxScoreboardHw {
     pub room_mask: Signal<Out, Bits<PATHS>>,
     st: LutRam<TxState, PB>,
     bank: [LutRam<Bits<32>, PB>; SACK_WORDS],
-    fifo: LutRam<TxOut, 4>,
+    fifo: FifoRam<TxOut, 4>,
     pr: DFF<TxP>,
     p2: DFF<TxP>,
     q1: DFF<TxState>,
@@ -1363,6 +1364,7 @@ impl Logic for TxScoreboardHw {
         self.out.next = self.fifo.read_data.val();
         self.out_valid.next = self.cnt.q.val().any();
         self.pop.next = self.cnt.q.val().any() && self.out_ready.val();
+        self.fifo.read_advance.next = self.pop.val();
         if self.r2.q.val().v {
             self.wp.d.next = self.wp.q.val() + self.one4.val();
         }
