@@ -28,7 +28,7 @@
 //! Every record carries `path`, and that path's `entropy`, `plane` and `health` after the
 //! operation (what the connection layer reads back with `path()`).
 
-use crate::fifo_ram::FifoRam;
+use crate::fifo_bram::{FifoStore, FIFO_BRAM_TRIPS};
 use crate::lutram::{kc, Wide32};
 use mroce_model::params::{
     ALPHA_ONE, CWND_FRAC_BITS, CWND_INIT_PKTS, CWND_MAX_PKTS, CWND_MIN_PKTS, CWND_ONE, ECN_G_SHIFT, MAX_PLANES, PATHS,
@@ -194,7 +194,7 @@ pub struct PathSelectorHw {
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
     pub out: Signal<Out, SelOut>,
-    fifo: FifoRam<SelOut, 4>,
+    fifo: FifoStore<SelOut, 4>,
     q1r: DFF<SelQ>,
     q2r: DFF<SelQ>,
     q3r: DFF<SelQ>,
@@ -1458,12 +1458,18 @@ impl Logic for PathSelectorHw {
         self.out.next = self.fifo.read_data.val();
         self.out_valid.next = self.cnt.q.val().any();
         self.pop.next = self.cnt.q.val().any() && self.out_ready.val();
-        self.fifo.read_advance.next = self.pop.val();
         if self.q3r.q.val().v {
             self.wp.d.next = self.wp.q.val() + self.one4.val();
         }
         if self.pop.val() {
             self.rp.d.next = self.rp.q.val() + self.one4.val();
+        }
+        for _t in 0..FIFO_BRAM_TRIPS {
+            // block-RAM FIFO (small configuration): read the head the pointer has after this edge
+            self.fifo.read_address.next = self.rp.q.val();
+            if self.pop.val() {
+                self.fifo.read_address.next = self.rp.q.val() + self.one4.val();
+            }
         }
         if self.q3r.q.val().v && !self.pop.val() {
             self.cnt.d.next = self.cnt.q.val() + self.one5.val();

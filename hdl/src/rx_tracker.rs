@@ -32,7 +32,7 @@
 //! the write, for the snapshot); **D** (rotate by head, trailing ones of the head word);
 //! **E** (cum = base + ones, FIFO).
 
-use crate::fifo_ram::FifoRam;
+use crate::fifo_bram::{FifoStore, FIFO_BRAM_TRIPS};
 use crate::lutram::{kc, LutRam};
 use mroce_model::params::{
     ACK_COALESCE, PATHS, PATH_BITS, SACK_INDEX_BITS, SACK_WORDS, SACK_WORD_BITS, SACK_WORD_INDEX_BITS,
@@ -314,8 +314,8 @@ pub struct RxTrackerHw {
     kram: LutRam<Bits<KB>, PB>,
     bank: [LutRam<Bits<32>, PB>; SACK_WORDS],
     snap: [LutRam<Bits<32>, PB>; SACK_WORDS],
-    fifo: FifoRam<RxOut, 4>,
-    fifo_sack: [FifoRam<Bits<32>, 4>; SACK_WORDS],
+    fifo: FifoStore<RxOut, 4>,
+    fifo_sack: [FifoStore<Bits<32>, 4>; SACK_WORDS],
     pr: DFF<RxP>,
     p2: DFF<RxP>,
     q1: DFF<RxState>,
@@ -569,6 +569,8 @@ impl Default for RxTrackerHw {
     }
 }
 
+// The FIFO_BRAM_TRIPS loop has no trips outside the small configuration (on purpose).
+#[allow(clippy::reversed_empty_ranges)]
 impl Logic for RxTrackerHw {
     #[hdl_gen]
     fn update(&mut self) {
@@ -1059,15 +1061,24 @@ impl Logic for RxTrackerHw {
         }
         self.out_valid.next = self.cnt.q.val().any();
         self.pop.next = self.cnt.q.val().any() && self.out_ready.val();
-        self.fifo.read_advance.next = self.pop.val();
-        for i in 0..SACK_WORDS {
-            self.fifo_sack[i].read_advance.next = self.pop.val();
-        }
         if self.dr.q.val().v {
             self.wp.d.next = self.wp.q.val() + self.one4.val();
         }
         if self.pop.val() {
             self.rp.d.next = self.rp.q.val() + self.one4.val();
+        }
+        for _t in 0..FIFO_BRAM_TRIPS {
+            // block-RAM FIFOs (small configuration): read the head the pointer has after this edge
+            self.fifo.read_address.next = self.rp.q.val();
+            if self.pop.val() {
+                self.fifo.read_address.next = self.rp.q.val() + self.one4.val();
+            }
+            for i in 0..SACK_WORDS {
+                self.fifo_sack[i].read_address.next = self.rp.q.val();
+                if self.pop.val() {
+                    self.fifo_sack[i].read_address.next = self.rp.q.val() + self.one4.val();
+                }
+            }
         }
         if self.dr.q.val().v && !self.pop.val() {
             self.cnt.d.next = self.cnt.q.val() + self.one5.val();

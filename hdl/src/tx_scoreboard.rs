@@ -45,7 +45,7 @@
 //! Dimensions follow `mroce_model::params`: `PATHS` rows and a ring of `SACK_WORDS` 32-bit words
 //! per path (16 x 8 by default, 8 x 4 with `config-reduced`, 4 x 2 with `config-small`).
 
-use crate::fifo_ram::FifoRam;
+use crate::fifo_bram::{FifoStore, FIFO_BRAM_TRIPS};
 use crate::lutram::{kc, LutRam};
 use mroce_model::params::{
     PATHS, PATH_BITS, RTO_MAX_BACKOFF, SACK_INDEX_BITS, SACK_WORDS, SACK_WORD_BITS, SACK_WORD_INDEX_BITS,
@@ -281,7 +281,7 @@ pub struct TxScoreboardHw {
     pub room_mask: Signal<Out, Bits<PATHS>>,
     st: LutRam<TxState, PB>,
     bank: [LutRam<Bits<32>, PB>; SACK_WORDS],
-    fifo: FifoRam<TxOut, 4>,
+    fifo: FifoStore<TxOut, 4>,
     pr: DFF<TxP>,
     p2: DFF<TxP>,
     q1: DFF<TxState>,
@@ -641,7 +641,8 @@ impl Default for TxScoreboardHw {
 }
 
 // Nested ifs stay nested: hdl_gen writes them into the Verilog as written.
-#[allow(clippy::collapsible_if)]
+// The FIFO_BRAM_TRIPS loop has no trips outside the small configuration (on purpose).
+#[allow(clippy::reversed_empty_ranges, clippy::collapsible_if)]
 impl Logic for TxScoreboardHw {
     #[hdl_gen]
     fn update(&mut self) {
@@ -1364,12 +1365,18 @@ impl Logic for TxScoreboardHw {
         self.out.next = self.fifo.read_data.val();
         self.out_valid.next = self.cnt.q.val().any();
         self.pop.next = self.cnt.q.val().any() && self.out_ready.val();
-        self.fifo.read_advance.next = self.pop.val();
         if self.r2.q.val().v {
             self.wp.d.next = self.wp.q.val() + self.one4.val();
         }
         if self.pop.val() {
             self.rp.d.next = self.rp.q.val() + self.one4.val();
+        }
+        for _t in 0..FIFO_BRAM_TRIPS {
+            // block-RAM FIFO (small configuration): read the head the pointer has after this edge
+            self.fifo.read_address.next = self.rp.q.val();
+            if self.pop.val() {
+                self.fifo.read_address.next = self.rp.q.val() + self.one4.val();
+            }
         }
         if self.r2.q.val().v && !self.pop.val() {
             self.cnt.d.next = self.cnt.q.val() + self.one5.val();

@@ -18,8 +18,7 @@ pub const WAIVERS: &[(&str, &str)] = &[
     (
         "UNUSEDSIGNAL",
         "rust-hdl registers whole pipeline records (LogicStruct) of which a stage may use \
-         only some fields; yosys removes the unused flip-flops. The LUT-RAM FIFO store \
-         (fifo_ram) leaves read_advance unused: only its block-RAM variant needs it",
+         only some fields; yosys removes the unused flip-flops",
     ),
 ];
 
