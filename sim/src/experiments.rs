@@ -135,7 +135,22 @@ struct Knobs {
     measure_state: bool,
 }
 
-impl Ctx<'_, '_> {
+impl<'a, 'f> Ctx<'a, 'f> {
+    /// A context with nothing run yet.
+    fn new(c: &'a Common, factory: &'a mut Factory<'f>, hooks: &'a mut dyn Hooks) -> Self {
+        Ctx {
+            c,
+            factory,
+            hooks,
+            events: 0,
+            hops: 0,
+            switch_arrivals: 0,
+            loop_s: 0.0,
+            loop_cpu_s: Some(0.0),
+            runs: Vec::new(),
+        }
+    }
+
     fn run(
         &mut self,
         kind: Kind,
@@ -382,17 +397,7 @@ pub fn loss_sweep(
     hooks: &mut dyn Hooks,
 ) -> Result<Summary, String> {
     let t0 = Instant::now();
-    let mut cx = Ctx {
-        c,
-        factory,
-        hooks,
-        events: 0,
-        hops: 0,
-        switch_arrivals: 0,
-        loop_s: 0.0,
-        loop_cpu_s: Some(0.0),
-        runs: Vec::new(),
-    };
+    let mut cx = Ctx::new(c, factory, hooks);
     let perm = Rng::new(derive_seed(c.seed, 0x9E83)).derangement(c.fabric.hosts);
     let mut rows = Vec::new();
     let mut acc = serde_json::Map::new();
@@ -587,17 +592,7 @@ pub fn collectives(
     hooks: &mut dyn Hooks,
 ) -> Result<Summary, String> {
     let t0 = Instant::now();
-    let mut cx = Ctx {
-        c,
-        factory,
-        hooks,
-        events: 0,
-        hops: 0,
-        switch_arrivals: 0,
-        loop_s: 0.0,
-        loop_cpu_s: Some(0.0),
-        runs: Vec::new(),
-    };
+    let mut cx = Ctx::new(c, factory, hooks);
     let f = FabricConfig {
         loss: p.loss,
         ..c.fabric.clone()
@@ -704,17 +699,7 @@ pub const ROUTE_BOUND_DRAWS: usize = 5;
 /// bound of each row's shape (`route_bound`).
 pub fn planes(c: &Common, p: &Planes, factory: &mut Factory<'_>, hooks: &mut dyn Hooks) -> Result<Summary, String> {
     let t0 = Instant::now();
-    let mut cx = Ctx {
-        c,
-        factory,
-        hooks,
-        events: 0,
-        hops: 0,
-        switch_arrivals: 0,
-        loop_s: 0.0,
-        loop_cpu_s: Some(0.0),
-        runs: Vec::new(),
-    };
+    let mut cx = Ctx::new(c, factory, hooks);
     let perm = Rng::new(derive_seed(c.seed, 0x9E83)).derangement(c.fabric.hosts);
     let mut rows = Vec::new();
     let mut acc = serde_json::Map::new();
@@ -915,17 +900,7 @@ pub fn plane_failure(
     hooks: &mut dyn Hooks,
 ) -> Result<Summary, String> {
     let t0 = Instant::now();
-    let mut cx = Ctx {
-        c,
-        factory,
-        hooks,
-        events: 0,
-        hops: 0,
-        switch_arrivals: 0,
-        loop_s: 0.0,
-        loop_cpu_s: Some(0.0),
-        runs: Vec::new(),
-    };
+    let mut cx = Ctx::new(c, factory, hooks);
     let planes = c.fabric.planes;
     if planes < 2 {
         return Err("plane-failure needs at least 2 planes".into());
@@ -1125,17 +1100,7 @@ pub fn convergence(
 /// N -> 1 incast: time to converge to fair share (in base RTTs), peak queue, drops.
 pub fn incast(c: &Common, p: &Incast, factory: &mut Factory<'_>, hooks: &mut dyn Hooks) -> Result<Summary, String> {
     let t0 = Instant::now();
-    let mut cx = Ctx {
-        c,
-        factory,
-        hooks,
-        events: 0,
-        hops: 0,
-        switch_arrivals: 0,
-        loop_s: 0.0,
-        loop_cpu_s: Some(0.0),
-        runs: Vec::new(),
-    };
+    let mut cx = Ctx::new(c, factory, hooks);
     let f = &c.fabric;
     let rtt = f.unloaded_rtt_ns(c.mtu) as f64;
     let bin = ((rtt / 4.0).round() as u64).max(100);
@@ -1264,17 +1229,7 @@ pub fn connections(
     hooks: &mut dyn Hooks,
 ) -> Result<Summary, String> {
     let t0 = Instant::now();
-    let mut cx = Ctx {
-        c,
-        factory,
-        hooks,
-        events: 0,
-        hops: 0,
-        switch_arrivals: 0,
-        loop_s: 0.0,
-        loop_cpu_s: Some(0.0),
-        runs: Vec::new(),
-    };
+    let mut cx = Ctx::new(c, factory, hooks);
     let f = &c.fabric;
     let mut rows = Vec::new();
     let mut acc = serde_json::Map::new();
