@@ -52,6 +52,9 @@ enum HdlCmd {
         /// nextpnr placement seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// nextpnr placer: heap, static or sa.
+        #[arg(long, default_value = "heap")]
+        placer: String,
         /// Print one JSON object instead of the table.
         #[arg(long)]
         json: bool,
@@ -72,8 +75,9 @@ pub fn run(a: &HdlArgs) -> ExitCode {
             block,
             freq,
             seed,
+            placer,
             json,
-        } => estimate(out, block, *freq, *seed, *json),
+        } => estimate(out, block, *freq, *seed, placer, *json),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -221,7 +225,10 @@ fn stat_count(stat: &str, cell: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn estimate(out: &Path, blocks: &[String], freq: f64, seed: u64, json: bool) -> Result<(), String> {
+/// The placers of nextpnr-ecp5 (`--placer`).
+const PLACERS: [&str; 3] = ["heap", "static", "sa"];
+
+fn estimate(out: &Path, blocks: &[String], freq: f64, seed: u64, placer: &str, json: bool) -> Result<(), String> {
     let known: Vec<&str> = mroce_hdl::generate_all().iter().map(|f| f.name).collect();
     if let Some(b) = blocks.iter().find(|b| !known.contains(&b.as_str())) {
         return Err(format!("unknown block `{b}` ({})", known.join(", ")));
@@ -230,6 +237,9 @@ fn estimate(out: &Path, blocks: &[String], freq: f64, seed: u64, json: bool) -> 
         return Err(format!(
             "--freq {freq}: the target clock must be a positive number of MHz"
         ));
+    }
+    if !PLACERS.contains(&placer) {
+        return Err(format!("--placer {placer}: nextpnr-ecp5 has {}", PLACERS.join(", ")));
     }
     let yosys = find(&YOSYS)?;
     let nextpnr = find(&NEXTPNR_ECP5)?;
@@ -271,7 +281,14 @@ fn estimate(out: &Path, blocks: &[String], freq: f64, seed: u64, json: bool) -> 
                     "--out-of-context",
                     "--timing-allow-fail",
                 ])
-                .args(["--freq", &format!("{freq}"), "--seed", &seed.to_string()])
+                .args([
+                    "--freq",
+                    &format!("{freq}"),
+                    "--seed",
+                    &seed.to_string(),
+                    "--placer",
+                    placer,
+                ])
                 .args(["--json", &netlist, "--report", &report]),
             "nextpnr-ecp5",
             Some(&out.join(format!("{name}.pnr.log"))),
@@ -305,11 +322,12 @@ fn estimate(out: &Path, blocks: &[String], freq: f64, seed: u64, json: bool) -> 
             "device": "LFE5U-85F speed 6 (nextpnr-ecp5 --85k --speed 6 --out-of-context)",
             "target_mhz": freq,
             "seed": seed,
+            "placer": placer,
             "blocks": rows,
         });
         println!("{v}");
     } else {
-        println!("ECP5-85F speed 6, out of context, target {freq} MHz, seed {seed}");
+        println!("ECP5-85F speed 6, out of context, target {freq} MHz, seed {seed}, placer {placer}");
         println!(
             "{:<16} {:>7} {:>7} {:>9} {:>7} {:>6} {:>7} {:>9} {:>9}",
             "block", "LUT4", "FF", "DPR16X4", "DP16KD", "MULT", "CCU2C", "COMB", "Fmax MHz"

@@ -30,7 +30,7 @@ fn lint_passes_on_every_block() {
     assert!(out.contains("lint: 4 files clean"), "{out}");
 }
 
-/// A misspelt block or a meaningless clock is refused at once, with the known names, instead
+/// A misspelt block, a meaningless clock or an unknown placer is refused at once, with the known names, instead
 /// of an empty table after minutes of synthesis.
 #[test]
 fn estimate_refuses_bad_arguments_before_synthesis() {
@@ -52,6 +52,12 @@ fn estimate_refuses_bad_arguments_before_synthesis() {
     assert_eq!(code, Some(2));
     assert!(
         err.contains("the target clock must be a positive number of MHz"),
+        "{err}"
+    );
+    let (code, _, err) = mroce(&["hdl", "estimate", "--placer", "anneal"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("--placer anneal: nextpnr-ecp5 has heap, static, sa"),
         "{err}"
     );
 }
