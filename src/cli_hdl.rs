@@ -4,8 +4,8 @@
 //! - `verilog --out DIR`: one file per block plus the top (`transport_core.v`, self-contained);
 //! - `lint [--dir DIR]`: Verilator `--lint-only -Wall` on each file (the only waivers are the
 //!   named `lint_off` lines the generator writes, with their reasons, into every file), then
-//!   yosys: `hierarchy -check`, `proc`, no latch cell, `check -assert` (no logic loop, no
-//!   multiple drivers);
+//!   yosys: `hierarchy -check`, `proc`, `flatten` (so a loop through a sub-module's ports is
+//!   seen), no latch cell, `check -assert` (no logic loop, no multiple drivers);
 //! - `estimate [--out DIR] [--block NAME]`: yosys `synth_ecp5` then nextpnr-ecp5 `--85k
 //!   --speed 6 --out-of-context` at 100 MHz; prints LUT4s, flip-flops, LUT-RAM, block RAMs,
 //!   multipliers and Fmax per block. Slow (about a minute per block, plus about a minute the
@@ -179,7 +179,7 @@ fn lint(dir: Option<&Path>) -> Result<(), String> {
             Err(e) => failures.push(e),
         }
         let script = format!(
-            "read_verilog {}; hierarchy -check -top {name}; proc; opt_clean; \
+            "read_verilog {}; hierarchy -check -top {name}; proc; flatten; opt_clean; \
              select -assert-none t:$dlatch t:$adlatch t:$dlatchsr t:$sr; check -assert",
             f.display()
         );
