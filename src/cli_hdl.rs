@@ -8,8 +8,10 @@
 //!   seen), no latch cell, `check -assert` (no logic loop, no multiple drivers);
 //! - `estimate [--out DIR] [--block NAME]`: yosys `synth_ecp5` then nextpnr-ecp5 `--85k
 //!   --speed 6 --out-of-context` at 100 MHz; prints LUT4s, flip-flops, LUT-RAM, block RAMs,
-//!   multipliers and Fmax per block. Slow (about a minute per block, plus about a minute the
-//!   first time yowasp compiles itself): not part of CI.
+//!   multipliers and Fmax per block, then how many timing endpoints arrive after the target
+//!   period and the registers they belong to (`--late N` lists N; [`crate::late_endpoints`]).
+//!   Slow (about a minute per block, plus about a minute the first time yowasp compiles
+//!   itself): not part of CI.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -55,6 +57,10 @@ enum HdlCmd {
         /// nextpnr placer: heap, static or sa.
         #[arg(long, default_value = "heap")]
         placer: String,
+        /// How many of the registers that miss the target clock to list per block (latest
+        /// first; the count of late endpoints is always reported).
+        #[arg(long, default_value_t = 10)]
+        late: usize,
         /// Print one JSON object instead of the table.
         #[arg(long)]
         json: bool,
@@ -76,8 +82,9 @@ pub fn run(a: &HdlArgs) -> ExitCode {
             freq,
             seed,
             placer,
+            late,
             json,
-        } => estimate(out, block, *freq, *seed, placer, *json),
+        } => estimate(out, block, *freq, *seed, placer, *late, *json),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -211,6 +218,12 @@ struct Estimate {
     carry_ccu2c: u64,
     comb_used: u64,
     fmax_mhz: f64,
+    /// Timing endpoints (flip-flop and LUT-RAM write inputs) in nextpnr's report.
+    endpoints: u64,
+    /// Those whose data arrives after the target period.
+    late_endpoints: u64,
+    /// The registers with late endpoints, latest first (`--late` of them).
+    late_registers: Vec<crate::late_endpoints::LateRegister>,
 }
 
 fn stat_count(stat: &str, cell: &str) -> u64 {
@@ -228,7 +241,15 @@ fn stat_count(stat: &str, cell: &str) -> u64 {
 /// The placers of nextpnr-ecp5 (`--placer`).
 const PLACERS: [&str; 3] = ["heap", "static", "sa"];
 
-fn estimate(out: &Path, blocks: &[String], freq: f64, seed: u64, placer: &str, json: bool) -> Result<(), String> {
+fn estimate(
+    out: &Path,
+    blocks: &[String],
+    freq: f64,
+    seed: u64,
+    placer: &str,
+    late: usize,
+    json: bool,
+) -> Result<(), String> {
     let known: Vec<&str> = mroce_hdl::generate_all().iter().map(|f| f.name).collect();
     if let Some(b) = blocks.iter().find(|b| !known.contains(&b.as_str())) {
         return Err(format!("unknown block `{b}` ({})", known.join(", ")));
@@ -280,6 +301,8 @@ fn estimate(out: &Path, blocks: &[String], freq: f64, seed: u64, placer: &str, j
                     "CABGA381",
                     "--out-of-context",
                     "--timing-allow-fail",
+                    // every endpoint's arrival, for the late-register summary
+                    "--detailed-timing-report",
                 ])
                 .args([
                     "--freq",
@@ -300,11 +323,13 @@ fn estimate(out: &Path, blocks: &[String], freq: f64, seed: u64, placer: &str, j
             .and_then(|s| s.split_whitespace().next())
             .and_then(|s| s.parse().ok())
             .unwrap_or(0.0);
-        let comb_used = std::fs::read_to_string(out.join(&report))
+        let report_json = std::fs::read_to_string(out.join(&report))
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .and_then(|v| v["utilization"]["TRELLIS_COMB"]["used"].as_u64())
-            .unwrap_or(0);
+            .ok_or_else(|| format!("{report}: nextpnr wrote no readable report"))?;
+        let comb_used = report_json["utilization"]["TRELLIS_COMB"]["used"].as_u64().unwrap_or(0);
+        let lateness = crate::late_endpoints::summarize(&report_json, 1000.0 / freq)
+            .ok_or_else(|| format!("{report}: no per-net timing (nextpnr without --detailed-timing-report?)"))?;
         rows.push(Estimate {
             block: name,
             lut4: stat_count(&stat_text, "LUT4"),
@@ -315,6 +340,9 @@ fn estimate(out: &Path, blocks: &[String], freq: f64, seed: u64, placer: &str, j
             carry_ccu2c: stat_count(&stat_text, "CCU2C"),
             comb_used,
             fmax_mhz: fmax,
+            endpoints: lateness.endpoints,
+            late_endpoints: lateness.late_endpoints,
+            late_registers: lateness.registers.into_iter().take(late).collect(),
         });
     }
     if json {
@@ -345,6 +373,18 @@ fn estimate(out: &Path, blocks: &[String], freq: f64, seed: u64, placer: &str, j
                 r.comb_used,
                 r.fmax_mhz
             );
+        }
+        for r in &rows {
+            println!(
+                "\n{}: {} of {} timing endpoints arrive after {:.2} ns",
+                r.block,
+                r.late_endpoints,
+                r.endpoints,
+                1000.0 / freq
+            );
+            for g in &r.late_registers {
+                println!("  {:<40} {:>5} late, latest {:.2} ns", g.register, g.late, g.worst_ns);
+            }
         }
     }
     Ok(())

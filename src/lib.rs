@@ -7,6 +7,7 @@
 //! - [`pcap`]: classic pcap writer shared by the drivers (lives in `mroce_sim`, re-exported);
 //! - [`cli_sim`]: the `mroce sim ...` experiments (fabric simulator in `mroce_sim`);
 //! - [`transports`]: the single factory that builds a transport by kind;
+//! - [`late_endpoints`]: the registers that miss the clock, from nextpnr's detailed report;
 //! - [`rng`]: deterministic generators; [`size`]: byte-size arguments.
 #![warn(missing_docs)]
 
@@ -17,6 +18,7 @@ pub mod cli_sim;
 pub mod cli_synth;
 pub mod cli_udp;
 pub mod cli_value;
+pub mod late_endpoints;
 pub mod pipe;
 pub mod pipe_sweep;
 pub mod plane_failure;
