@@ -1363,10 +1363,21 @@ impl Connection {
                 && self.tlp_at[pi].is_some_and(|t| t > now)
                 && self.tlp_sent[pi] == 0
                 && !seq::is_negative(age)
-                && age > reo
                 && self.sb.outstanding(p) > 0
             {
-                self.tlp_at[pi] = Some(now);
+                if age > reo {
+                    self.tlp_at[pi] = Some(now);
+                } else if drained {
+                    // RACK's reordering timer: p's newest frame left no later than the one just
+                    // acknowledged; once it has been out that frame's round trip plus the
+                    // window without an answer, its probe is due. In the tail no later ACK may
+                    // come to run the test above (every path's trailing probe leaves at once).
+                    let t = now + u64::from(reo - age) + 1;
+                    if self.tlp_at[pi].is_some_and(|x| t < x) {
+                        self.tlp_at[pi] = Some(t);
+                        self.note(t);
+                    }
+                }
             }
         }
     }

@@ -169,6 +169,13 @@ pub fn cases() -> Vec<Case> {
             tlp_trailing,
         ),
         case(
+            "C-8.4-20",
+            "§8.4",
+            "RACK's reordering timer: in the tail, an ACK of a frame sent with another path's unanswered newest frame makes that path's probe due once that frame has been out the ACKed frame's round trip plus min RTT / 4",
+            EXACT,
+            rack_timer,
+        ),
+        case(
             "C-9.2-01",
             "§9.2",
             "ACK from an address that is not the peer's, or for an unknown DestQP: unknown_connection",
@@ -657,6 +664,56 @@ fn early_tlp(t: &mut Tester<'_>) -> R {
             ("tail_hedges", 1),
         ],
     )?;
+    Ok(())
+}
+
+fn rack_timer(t: &mut Tester<'_>) -> R {
+    let (p, src) = open(t, 2)?;
+    post(t, &p, src, 0, 2, 1)?;
+    let v = data_frames(t)?;
+    check_eq!("chunks", v.len(), 2);
+    let tr = t.trailing.clone();
+    check_eq!("trailing probes (one per path)", tr.len(), 2);
+    let on = |path: u8| v.iter().find(|f| f.mrh().unwrap().path == path);
+    let (Some(a), Some(b)) = (on(0), on(1)) else {
+        fail!("the two chunks must take both paths")
+    };
+    let probe_of = |path: u8| tr.iter().find(|f| f.mrh().unwrap().path == path);
+    let (Some(ta), Some(tb)) = (probe_of(0), probe_of(1)) else {
+        fail!("one trailing probe per path")
+    };
+    check_eq!(
+        "the trailing probes leave together",
+        ta.mrh().unwrap().ts,
+        tb.mrh().unwrap().ts
+    );
+    // Path 1's chunk and probe arrive 8 us later (its min RTT: reo = 2 us). Path 0's newest
+    // frame left with that probe, so the test against it waits 2 us.
+    t.advance(8_000)?;
+    let t_ack = t.now();
+    ack_exact(
+        t,
+        &p,
+        1,
+        &[psn(b), psn(tb)],
+        tb.mrh().unwrap().ts,
+        tb.plane,
+        tb.addrs.src_port,
+    )?;
+    t.completions()?;
+    t.advance(2_000)?;
+    t.expect_silence("no probe within the reordering window")?;
+    t.advance(1)?;
+    let pr = t.expect_op(opcode::MR_PROBE, "PROBE when the reordering window has passed")?;
+    check_eq!("probe time (ns after the ACK)", pr.at - t_ack, 2_001);
+    check_eq!("probe path", pr.mrh().unwrap().path, 0);
+    let before = t.counters();
+    // its ACK: the probe arrived, path 0's chunk and trailing probe did not
+    ack_exact(t, &p, 0, &[psn(&pr)], pr.mrh().unwrap().ts, pr.plane, pr.addrs.src_port)?;
+    let r = t.expect_data("retransmission after the probe's ACK")?;
+    check!(r.is_retx(), "RETX flag");
+    check_eq!("retransmitted chunk", chunk_off(&r), chunk_off(a));
+    t.expect_counters(&before, &[("losses_detected", 2), ("retransmits", 1)])?;
     Ok(())
 }
 
