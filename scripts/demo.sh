@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: install what is missing, build, and reproduce the
-# headline results (goodput under random loss, mroce beside the RoCEv2 baseline).
-# Usage: scripts/demo.sh [--seeds N]   Results also go to out/pipe-sweep.json.
+# headline results (goodput under random loss on the multipath pipe, then the six fabric
+# experiments on 64 hosts and 4 planes; mroce beside the RoCEv2 baseline in each).
+# Usage: scripts/demo.sh [--seeds N]   Results also go to out/pipe-sweep.json and out/sim/*/
+# (summary.json, CSV, SVG plots).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seeds=5
@@ -18,4 +20,10 @@ echo
 echo "== the same with 5% reordering and 2% duplication (integrity must stay ok) =="
 ./target/release/mroce pipe-sweep --losses 0,0.01,0.1 --seeds "$seeds" --transports mroce --reorder 0.05 --dup 0.02
 echo
-echo "JSON: out/pipe-sweep.json"
+echo "== the fabric simulator: 64 hosts, 4 planes of leaf-spine, seed 1 (about 2 minutes) =="
+for e in loss-sweep collectives planes plane-failure incast connections; do
+    echo
+    ./target/release/mroce sim "$e" --out "out/sim/$e"
+done
+echo
+echo "JSON: out/pipe-sweep.json, out/sim/<experiment>/summary.json"
