@@ -29,7 +29,8 @@
 //! then in B: "it slid" x "it set a bit", with each candidate word reduced before selection);
 //! **B** (resolve with the previous packet's registered outcome: a few LUT levels); **R**
 //! (write-back: one row and at most one bitmap word); **C** (read the bitmap banks again, after
-//! the write, for the snapshot); **D** (rotate by head, trailing ones of the head word);
+//! the write, for the snapshot, and rotate by half the ring when head's top bit is set);
+//! **D** (rotate by the rest of head, trailing ones of the head word);
 //! **E** (cum = base + ones, FIFO).
 
 use crate::fifo_bram::{FifoStore, FIFO_BRAM_TRIPS};
@@ -305,6 +306,10 @@ pub struct RxTrackerHw {
     v_oow: Constant<Bits<2>>,
     v_ref: Constant<Bits<2>>,
     k3: [Constant<Bits<WB>>; SACK_WORDS],
+    /// SACK_WORDS / 2: stage C rotates by half the ring when `head` is at least this.
+    khalf: Constant<Bits<WB>>,
+    /// SACK_WORDS / 2 - 1: the part of `head` that stage D rotates by.
+    klow: Constant<Bits<WB>>,
     enc: [Constant<Bits<32>>; 5],
     pow: [Constant<Bits<32>>; 6],
     one4: Constant<Bits<4>>,
@@ -398,7 +403,11 @@ pub struct RxTrackerHw {
     f1s: Signal<Local, Bits<SACK_WORDS>>,
     z1s: Signal<Local, Bits<SACK_WORDS>>,
     ohh: Signal<Local, Bits<SACK_WORDS>>,
+    // stage C
+    rhalf: Signal<Local, Bit>,
+    cz: [Signal<Local, Bits<32>>; SACK_WORDS],
     // stage D
+    hlo: Signal<Local, Bits<WB>>,
     hw: Signal<Local, Bits<32>>,
     t1: Signal<Local, Bits<32>>,
     tones: Signal<Local, Bits<32>>,
@@ -471,6 +480,8 @@ impl Default for RxTrackerHw {
             v_oow: kc(RX_OUT_OF_WINDOW),
             v_ref: kc(RX_REFUSED),
             k3: core::array::from_fn(|i| kc(i as u64)),
+            khalf: kc(SACK_WORDS as u64 / 2),
+            klow: kc(SACK_WORDS as u64 / 2 - 1),
             enc: core::array::from_fn(|i| kc(enc[i])),
             pow: core::array::from_fn(|i| kc(1 << i)),
             one4: kc(1),
@@ -561,6 +572,9 @@ impl Default for RxTrackerHw {
             f1s: Default::default(),
             z1s: Default::default(),
             ohh: Default::default(),
+            rhalf: Default::default(),
+            cz: Default::default(),
+            hlo: Default::default(),
             hw: Default::default(),
             t1: Default::default(),
             tones: Default::default(),
@@ -996,28 +1010,42 @@ impl Logic for RxTrackerHw {
         self.chw.d.next = self.z32.val();
         for i in 0..SACK_WORDS {
             self.snap[i].read_address.next = self.r2.q.val().path;
-            self.cw[i].d.next = self.snap[i].read_data.val();
+            self.cz[i].next = self.snap[i].read_data.val();
             if self.r2.q.val().head == self.k3[i].val() {
                 self.chw.d.next = self.snap[i].read_data.val();
             }
         }
         for i in 0..SACK_WORDS {
             if self.rzero.val().get_bit(i) {
-                self.cw[i].d.next = self.z32.val();
+                self.cz[i].next = self.z32.val();
             }
         }
         if self.rzero.val().get_bit(self.r2.q.val().head.index()) {
             self.chw.d.next = self.z32.val();
         }
+        // The rotation by `head` takes two steps: here by half the ring when head's top bit is
+        // set, in stage D by the rest. Two narrow multiplexers per bit instead of one
+        // SACK_WORDS-way one. `n` is SACK_WORDS bound as a loop variable (see stage D).
+        self.rhalf.next = self.r2.q.val().head >= self.khalf.val();
+        for n in SACK_WORDS..(SACK_WORDS + 1) {
+            for i in 0..SACK_WORDS {
+                self.cw[i].d.next = self.cz[i].val();
+                if self.rhalf.val() {
+                    self.cw[i].d.next = self.cz[(i + n / 2) % n].val();
+                }
+            }
+        }
 
-        // ---------------- stage D: rotate by head, trailing ones of the head word ----------------
+        // ---------------- stage D: rotate by the rest of head, trailing ones of the head word ----------------
         // `n` is SACK_WORDS bound as a loop variable: rust-hdl resolves the index `(h + j) % n`
-        // at Verilog generation with an evaluator that knows only loop variables.
+        // at Verilog generation with an evaluator that knows only loop variables. `hlo` is
+        // below SACK_WORDS / 2, so the compares with larger `h` are constant false.
+        self.hlo.next = self.cr.q.val().head & self.klow.val();
         for n in SACK_WORDS..(SACK_WORDS + 1) {
             for j in 0..SACK_WORDS {
                 self.ds[j].d.next = self.cw[j].q.val();
                 for h in 0..SACK_WORDS {
-                    if self.cr.q.val().head == self.k3[h].val() {
+                    if self.hlo.val() == self.k3[h].val() {
                         self.ds[j].d.next = self.cw[(h + j) % n].q.val();
                     }
                 }
