@@ -512,23 +512,24 @@ pub fn tx_expect(m: &mut TxScoreboard, i: &TxIn) -> TxRec {
     }
 }
 
-/// Clocks from the cycle an operation is accepted (the clock edge that ends it) to the first
-/// cycle whose `room_mask` reflects it: `TX_ROOM_LAG` edges after the accepting one.
-pub const ROOM_VISIBLE_AFTER: u64 = TX_ROOM_LAG as u64 + 1;
-
 /// The scoreboard's `room_mask` register as a function of the cycle: the model's mask after
-/// each accepted operation, visible [`ROOM_VISIBLE_AFTER`] cycles later.
+/// each accepted operation, visible `visible_after` cycles later.
 #[derive(Clone, Debug)]
 pub struct RoomHistory {
     hist: std::collections::VecDeque<(u64, u16)>,
     base: u16,
+    /// Clocks from the cycle an operation is accepted (the clock edge that ends it) to the
+    /// first cycle whose `room_mask` reflects it: the block's room lag + 1.
+    visible_after: u64,
 }
 
 impl RoomHistory {
-    pub fn new(initial: u16) -> Self {
+    /// `room_lag`: the scoreboard's `TX_ROOM_LAG` (or `transport_core`'s `CORE_TX_ROOM_LAG`).
+    pub fn new(initial: u16, room_lag: usize) -> Self {
         Self {
             hist: Default::default(),
             base: initial,
+            visible_after: room_lag as u64 + 1,
         }
     }
     /// The mask after an operation accepted at `cycle`.
@@ -537,13 +538,13 @@ impl RoomHistory {
     }
     /// `room_mask` at cycle `k` (queries never go back more than 16 cycles).
     pub fn at(&mut self, k: u64) -> u16 {
-        while self.hist.len() > 1 && self.hist[1].0 + ROOM_VISIBLE_AFTER + 16 <= k {
+        while self.hist.len() > 1 && self.hist[1].0 + self.visible_after + 16 <= k {
             self.base = self.hist[0].1;
             self.hist.pop_front();
         }
         let mut m = self.base;
         for &(c, mask) in &self.hist {
-            if c + ROOM_VISIBLE_AFTER <= k {
+            if c + self.visible_after <= k {
                 m = mask;
             } else {
                 break;
@@ -570,7 +571,7 @@ impl StreamBench for TxBench {
     type Pins = TxScoreboardPins;
     fn reference() -> TxReference {
         let m = TxScoreboard::new(0);
-        let room = RoomHistory::new(m.room_mask() as u16);
+        let room = RoomHistory::new(m.room_mask() as u16, TX_ROOM_LAG);
         TxReference { m, room }
     }
     fn preamble() -> Vec<TxTxn> {

@@ -9,7 +9,7 @@
 //! - a CSR access at cycle k returns, at cycle k + 1, the register as of cycle k (counters count
 //!   the operations accepted before cycle k); a write takes effect at cycle k + 1;
 //! - `ROOM_MASK` at cycle k reflects every scoreboard operation accepted at a cycle
-//!   c <= k - `TX_ROOM_LAG` - 1 ([`crate::bench::RoomHistory`]); with `CONTROL` bit 0 a SELECT
+//!   c <= k - `CORE_TX_ROOM_LAG` - 1 ([`crate::bench::RoomHistory`]); with `CONTROL` bit 0 a SELECT
 //!   accepted at cycle k uses that mask;
 //! - a `SEL_CMD` write queues one selector operation ahead of the `sel_in` stream; the driver
 //!   polls `SEL_CMD` bit 31 (as the control core would) and holds the `sel_in` stream meanwhile,
@@ -254,7 +254,7 @@ impl Reference {
                 irq_en: 0,
                 path_sel: 0,
             },
-            room: RoomHistory::new(room_base),
+            room: RoomHistory::new(room_base, mroce_hdl::transport_core::CORE_TX_ROOM_LAG),
             counters: CoreCounters::new(),
         }
     }

@@ -4,9 +4,11 @@ pub mod fifo_bram;
 pub mod lutram;
 pub mod path_selector;
 pub mod rx_tracker;
+pub mod rx_tracker_compact;
 pub mod soc;
 pub mod transport_core;
 pub mod tx_scoreboard;
+pub mod tx_scoreboard_compact;
 pub mod verilog;
 
 /// One generated Verilog file.
@@ -25,6 +27,15 @@ pub fn generate_all() -> Vec<VerilogFile> {
         name: "rx_tracker",
         text: verilog::generate(&mut rx, "rx_tracker", "receive tracker (mroce_model::rx_tracker)"),
     });
+    let mut rxc = rx_tracker_compact::RxTrackerCompact::default();
+    v.push(VerilogFile {
+        name: "rx_tracker_compact",
+        text: verilog::generate(
+            &mut rxc,
+            "rx_tracker_compact",
+            "receive tracker for small FPGAs, one-clock read-modify-write (mroce_model::rx_tracker)",
+        ),
+    });
     let mut tx = tx_scoreboard::TxScoreboardHw::default();
     v.push(VerilogFile {
         name: "tx_scoreboard",
@@ -32,6 +43,15 @@ pub fn generate_all() -> Vec<VerilogFile> {
             &mut tx,
             "tx_scoreboard",
             "transmit scoreboard (mroce_model::tx_scoreboard)",
+        ),
+    });
+    let mut txc = tx_scoreboard_compact::TxScoreboardCompact::default();
+    v.push(VerilogFile {
+        name: "tx_scoreboard_compact",
+        text: verilog::generate(
+            &mut txc,
+            "tx_scoreboard_compact",
+            "transmit scoreboard for small FPGAs, one-clock read-modify-write (mroce_model::tx_scoreboard)",
         ),
     });
     let mut sel = path_selector::PathSelectorHw::default();

@@ -4,7 +4,7 @@
 //!
 //! Wiring between the blocks: when `CONTROL` bit 0 is set, a SELECT operation takes its room
 //! mask from the scoreboard's `room_mask` register (which reflects every scoreboard operation
-//! [`crate::tx_scoreboard::TX_ROOM_LAG`] clocks after it was accepted). A write to `SEL_CMD`
+//! [`CORE_TX_ROOM_LAG`] clocks after it was accepted). A write to `SEL_CMD`
 //! queues one path-selector operation for the control core; it enters the selector ahead of
 //! the `sel_in` stream (whose `ready` is low that clock). Reading `SEL_CMD` returns 1 in bit 31
 //! while such an operation waits.
@@ -20,8 +20,8 @@
 
 use crate::lutram::{kc, LutRam, Wide32};
 use crate::path_selector::{PathSelectorHw, SelOut, SEL_OP_CREDIT, SEL_OP_SELECT};
-use crate::rx_tracker::{RxOut, RxTrackerHw, RX_OP_PACKET};
-use crate::tx_scoreboard::{TxOut, TxScoreboardHw, TX_OP_ACK_WORD, TX_OP_EXPIRE, TX_OP_TIMER};
+use crate::rx_tracker::{RxOut, RX_OP_PACKET};
+use crate::tx_scoreboard::{TxOut, TX_OP_ACK_WORD, TX_OP_EXPIRE, TX_OP_TIMER};
 use mroce_csr as csr;
 use mroce_model::params::{PATHS, PATH_BITS, SACK_WORDS};
 use rust_hdl::prelude::*;
@@ -30,6 +30,29 @@ use rust_hdl::prelude::*;
 const PB: usize = PATH_BITS as usize;
 // The sticky event registers (EVT_RTO, EVT_LOSS, EVT_REROUTE) hold one bit per path in 16 bits.
 const _: () = assert!(PATHS <= 16, "the CSR event masks are 16 bits wide");
+
+/// The receive tracker of the ECP5 configurations: pipelined for 100 MHz.
+#[cfg(not(feature = "config-small"))]
+type RxBlock = crate::rx_tracker::RxTrackerHw;
+/// The receive tracker of the small configuration (iCE40 boards, 25 MHz): the compact block,
+/// the same ports and records with a one-clock read-modify-write.
+#[cfg(feature = "config-small")]
+type RxBlock = crate::rx_tracker_compact::RxTrackerCompact;
+
+/// The transmit scoreboard of the ECP5 configurations: pipelined for 100 MHz.
+#[cfg(not(feature = "config-small"))]
+type TxBlock = crate::tx_scoreboard::TxScoreboardHw;
+/// The transmit scoreboard of the small configuration: the compact block.
+#[cfg(feature = "config-small")]
+type TxBlock = crate::tx_scoreboard_compact::TxScoreboardCompact;
+/// Clocks from a scoreboard operation's acceptance until `ROOM_MASK` and SELECT's room reflect
+/// it: the scoreboard's own lag.
+#[cfg(not(feature = "config-small"))]
+pub const CORE_TX_ROOM_LAG: usize = crate::tx_scoreboard::TX_ROOM_LAG;
+/// Clocks from a scoreboard operation's acceptance until `ROOM_MASK` and SELECT's room reflect
+/// it: the scoreboard's own lag.
+#[cfg(feature = "config-small")]
+pub const CORE_TX_ROOM_LAG: usize = crate::tx_scoreboard_compact::TXC_ROOM_LAG;
 
 /// The top block.
 #[derive(LogicBlock)]
@@ -82,8 +105,8 @@ pub struct TransportCore {
     pub csr_rdata: Signal<Out, Bits<32>>,
     /// Interrupt request: an enabled `EVT_SUMMARY` bit is set (registered).
     pub irq: Signal<Out, Bit>,
-    rx: RxTrackerHw,
-    tx: TxScoreboardHw,
+    rx: RxBlock,
+    tx: TxBlock,
     sel: PathSelectorHw,
     control: DFF<Bits<32>>,
     scratch: DFF<Bits<32>>,

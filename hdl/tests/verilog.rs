@@ -8,7 +8,14 @@ fn every_block_generates_with_header() {
     let names: Vec<&str> = files.iter().map(|f| f.name).collect();
     assert_eq!(
         names,
-        ["rx_tracker", "tx_scoreboard", "path_selector", "transport_core"]
+        [
+            "rx_tracker",
+            "rx_tracker_compact",
+            "tx_scoreboard",
+            "tx_scoreboard_compact",
+            "path_selector",
+            "transport_core"
+        ]
     );
     for f in &files {
         assert!(f.text.contains(&format!("module {}(", f.name)), "{}", f.name);
