@@ -28,7 +28,8 @@ use crate::engine::{Mismatch, RunOpts, RunResult, Stalls, Timer, MAX_IDLE_CYCLES
 use crate::pins::{CoreIn, CoreOut, SelIn};
 use crate::{Backend, CosimError};
 use mroce_csr as csr;
-use mroce_hdl::path_selector::{SEL_LATENCY, SEL_OP_SELECT};
+use mroce_hdl::path_selector::SEL_OP_SELECT;
+use mroce_hdl::transport_core::CORE_SEL_LATENCY;
 use mroce_model::params::PATHS;
 use mroce_model::path_selector::PathSelector;
 use mroce_model::rx_tracker::RxTracker;
@@ -38,7 +39,10 @@ use serde_json::Value;
 use std::collections::VecDeque;
 
 // The poll that reveals when a queued command was accepted is seen two cycles later.
-const _: () = assert!(SEL_LATENCY >= 2, "the SEL_CMD poll needs the selector latency >= 2");
+const _: () = assert!(
+    CORE_SEL_LATENCY >= 2,
+    "the SEL_CMD poll needs the selector latency >= 2"
+);
 
 /// One `transport_core` transaction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

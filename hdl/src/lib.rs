@@ -3,6 +3,7 @@
 pub mod fifo_bram;
 pub mod lutram;
 pub mod path_selector;
+pub mod path_selector_compact;
 pub mod rx_tracker;
 pub mod rx_tracker_compact;
 pub mod soc;
@@ -58,6 +59,15 @@ pub fn generate_all() -> Vec<VerilogFile> {
     v.push(VerilogFile {
         name: "path_selector",
         text: verilog::generate(&mut sel, "path_selector", "path selector (mroce_model::path_selector)"),
+    });
+    let mut selc = path_selector_compact::PathSelectorCompact::default();
+    v.push(VerilogFile {
+        name: "path_selector_compact",
+        text: verilog::generate(
+            &mut selc,
+            "path_selector_compact",
+            "path selector for small FPGAs, one-clock operations (mroce_model::path_selector)",
+        ),
     });
     let mut top = transport_core::TransportCore::default();
     v.push(VerilogFile {

@@ -16,10 +16,13 @@
 //! event, with a second LUT-RAM copy as the CSR read port; the scoreboard's `lost`/`freed`
 //! masks are counted by a two-stage SWAR popcount. Nothing here back-pressures a stream.
 //!
-//! Latencies and throughput are the blocks' own: II = 1 on every stream.
+//! Latencies and throughput are the blocks' own: II = 1 on every stream. The ECP5
+//! configurations take the pipelined blocks (100 MHz goal); the small configuration, built for
+//! the iCE40 boards, the compact ones (`*_compact.rs`: the same ports and records, one-clock
+//! read-modify-write, shorter latencies).
 
 use crate::lutram::{kc, LutRam, Wide32};
-use crate::path_selector::{PathSelectorHw, SelOut, SEL_OP_CREDIT, SEL_OP_SELECT};
+use crate::path_selector::{SelOut, SEL_OP_CREDIT, SEL_OP_SELECT};
 use crate::rx_tracker::{RxOut, RX_OP_PACKET};
 use crate::tx_scoreboard::{TxOut, TX_OP_ACK_WORD, TX_OP_EXPIRE, TX_OP_TIMER};
 use mroce_csr as csr;
@@ -45,6 +48,18 @@ type TxBlock = crate::tx_scoreboard::TxScoreboardHw;
 /// The transmit scoreboard of the small configuration: the compact block.
 #[cfg(feature = "config-small")]
 type TxBlock = crate::tx_scoreboard_compact::TxScoreboardCompact;
+/// The path selector of the ECP5 configurations: pipelined for 100 MHz.
+#[cfg(not(feature = "config-small"))]
+type SelBlock = crate::path_selector::PathSelectorHw;
+/// The path selector of the small configuration: the compact block.
+#[cfg(feature = "config-small")]
+type SelBlock = crate::path_selector_compact::PathSelectorCompact;
+/// The path selector's latency in this configuration.
+#[cfg(not(feature = "config-small"))]
+pub const CORE_SEL_LATENCY: usize = crate::path_selector::SEL_LATENCY;
+/// The path selector's latency in this configuration.
+#[cfg(feature = "config-small")]
+pub const CORE_SEL_LATENCY: usize = crate::path_selector_compact::SELC_LATENCY;
 /// Clocks from a scoreboard operation's acceptance until `ROOM_MASK` and SELECT's room reflect
 /// it: the scoreboard's own lag.
 #[cfg(not(feature = "config-small"))]
@@ -107,7 +122,7 @@ pub struct TransportCore {
     pub irq: Signal<Out, Bit>,
     rx: RxBlock,
     tx: TxBlock,
-    sel: PathSelectorHw,
+    sel: SelBlock,
     control: DFF<Bits<32>>,
     scratch: DFF<Bits<32>>,
     cmd_arg: DFF<Bits<32>>,

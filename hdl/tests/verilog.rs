@@ -14,6 +14,7 @@ fn every_block_generates_with_header() {
             "tx_scoreboard",
             "tx_scoreboard_compact",
             "path_selector",
+            "path_selector_compact",
             "transport_core"
         ]
     );
