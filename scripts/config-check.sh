@@ -5,7 +5,8 @@
 # simulation, directed cases and seeded random streams; the generated Verilog lints clean), and
 # each configuration's Verilated blocks run in lockstep with its model and its board (SoC,
 # firmware, self-test) passes its self-test. The small configuration's output FIFOs are block
-# RAM (hdl/src/fifo_bram.rs), Verilog that only this build produces, so it is Verilated too.
+# RAM (hdl/src/fifo_bram.rs) and its transport_core takes the compact blocks
+# (hdl/src/*_compact.rs): Verilog that only this build produces, so it is Verilated too.
 # Each configuration builds under target/config-<name>/ (where `mroce synth` also builds it).
 # Usage: scripts/config-check.sh [reduced|small ...]   (default: both)
 set -euo pipefail
