@@ -17,7 +17,15 @@ fn mroce(args: &[&str]) -> (Option<i32>, String, String) {
 fn lint_passes_on_every_block() {
     let (code, out, err) = mroce(&["hdl", "lint"]);
     assert_eq!(code, Some(0), "{out}{err}");
-    for b in ["rx_tracker", "tx_scoreboard", "path_selector", "transport_core"] {
+    for b in [
+        "rx_tracker",
+        "rx_tracker_compact",
+        "tx_scoreboard",
+        "tx_scoreboard_compact",
+        "path_selector",
+        "path_selector_compact",
+        "transport_core",
+    ] {
         assert!(
             out.contains(&format!("verilator --lint-only -Wall {b}.v: clean")),
             "{out}"
@@ -27,7 +35,7 @@ fn lint_passes_on_every_block() {
             "{out}"
         );
     }
-    assert!(out.contains("lint: 4 files clean"), "{out}");
+    assert!(out.contains("lint: 7 files clean"), "{out}");
 }
 
 /// A misspelt block, a meaningless clock or an unknown placer is refused at once, with the known names, instead
@@ -44,7 +52,10 @@ fn estimate_refuses_bad_arguments_before_synthesis() {
     ]);
     assert_eq!(code, Some(2), "{out}{err}");
     assert!(
-        err.contains("unknown block `rx_trackr` (rx_tracker, tx_scoreboard, path_selector, transport_core)"),
+        err.contains(
+            "unknown block `rx_trackr` (rx_tracker, rx_tracker_compact, tx_scoreboard, \
+             tx_scoreboard_compact, path_selector, path_selector_compact, transport_core)"
+        ),
         "{err}"
     );
     assert!(out.is_empty(), "{out}");

@@ -4,6 +4,7 @@ pub mod fifo_bram;
 pub mod lutram;
 pub mod path_selector;
 pub mod path_selector_compact;
+pub mod record_fifo;
 pub mod rx_tracker;
 pub mod rx_tracker_compact;
 pub mod soc;

@@ -16,13 +16,13 @@
 //! the entropy of `a`, INIT's path mask and plane count); **X** (the operation; state written at
 //! the clock edge; the record registered); the record then enters the output FIFO.
 
-use crate::fifo_bram::{FifoStore, FIFO_BRAM_TRIPS};
 use crate::lutram::{kc, Wide32};
 use crate::path_selector::{
-    SelOut, HEALTH_DISABLED, HEALTH_DOWN, HEALTH_SUSPECT, HEALTH_UP, SEL_FIFO_DEPTH, SEL_OP_CHARGE,
-    SEL_OP_CHARGE_PROBE, SEL_OP_CLEAR_INFLIGHT, SEL_OP_CREDIT, SEL_OP_INIT, SEL_OP_REQUEST_REROLL, SEL_OP_REROLL,
-    SEL_OP_SELECT, SEL_OP_SET_CONN_LIMIT, SEL_OP_SET_HEALTH, SEL_OP_SET_PLANE, SEL_OP_SET_PLANE_UP,
+    SelOut, HEALTH_DISABLED, HEALTH_DOWN, HEALTH_SUSPECT, HEALTH_UP, SEL_OP_CHARGE, SEL_OP_CHARGE_PROBE,
+    SEL_OP_CLEAR_INFLIGHT, SEL_OP_CREDIT, SEL_OP_INIT, SEL_OP_REQUEST_REROLL, SEL_OP_REROLL, SEL_OP_SELECT,
+    SEL_OP_SET_CONN_LIMIT, SEL_OP_SET_HEALTH, SEL_OP_SET_PLANE, SEL_OP_SET_PLANE_UP,
 };
+use crate::record_fifo::RecordFifo;
 use mroce_model::params::{
     ALPHA_ONE, CWND_FRAC_BITS, CWND_INIT_PKTS, CWND_MAX_PKTS, CWND_MIN_PKTS, CWND_ONE, ECN_G_SHIFT, MAX_PLANES, PATHS,
     PATH_BITS,
@@ -132,9 +132,6 @@ pub struct PathSelectorCompact {
     zp: Constant<Bits<PATHS>>,
     onep: Constant<Bits<PATHS>>,
     onesp: Constant<Bits<PATHS>>,
-    one4: Constant<Bits<4>>,
-    one5: Constant<Bits<5>>,
-    depth5: Constant<Bits<5>>,
     // per-path state
     health: [DFF<Bits<2>>; PATHS],
     plane: [DFF<Bits<3>>; PATHS],
@@ -155,11 +152,7 @@ pub struct PathSelectorCompact {
     ir: DFF<SelcIn>,
     xr: DFF<SelOut>,
     xv: DFF<Bit>,
-    fifo: FifoStore<SelOut, 4>,
-    wp: DFF<Bits<4>>,
-    rp: DFF<Bits<4>>,
-    cnt: DFF<Bits<5>>,
-    occ: DFF<Bits<5>>,
+    fifo: RecordFifo<SelOut>,
     // stage I
     accept: Signal<Local, Bit>,
     ial: Signal<Local, Bits<16>>,
@@ -219,7 +212,6 @@ pub struct PathSelectorCompact {
     up: Signal<Local, Bits<8>>,
     reroute: Signal<Local, Bit>,
     rec: Signal<Local, SelOut>,
-    pop: Signal<Local, Bit>,
 }
 
 impl Default for PathSelectorCompact {
@@ -281,30 +273,23 @@ impl Default for PathSelectorCompact {
                     zp: kc(0),
                     onep: kc(1),
                     onesp: kc((1 << PATHS) - 1),
-                    one4: kc(1),
-                    one5: kc(1),
-                    depth5: kc(SEL_FIFO_DEPTH as u64),
                 }
             };
         }
         d!(
             clock, in_valid, in_ready, in_op, in_path, in_room, in_a, in_b, in_c, in_flag, out_valid, out_ready, out,
             health, plane, entropy, cwnd, inflight, alpha, ai_acc, cwr_left, pending, pend_ent, last, planes_up, limit,
-            total, probes, ir, xr, xv, fifo, wp, rp, cnt, occ, accept, ial, xa, ia32, ipm, inpl, eh, cwl, elig, above,
-            hm, oh, sp, found, rpath, hit, xh, xpl, xent, xcw, xin, xal, xai, xcr, xpd, xpe, nh, npl, nent, ncw, nin,
-            nal, nai, ncr, npd, npe, ntotal, nprobes, done, pd, dt, anew, lg, cut, cwc, xc, cw32, ais, asum, aup, up,
-            reroute, rec, pop
+            total, probes, ir, xr, xv, fifo, accept, ial, xa, ia32, ipm, inpl, eh, cwl, elig, above, hm, oh, sp, found,
+            rpath, hit, xh, xpl, xent, xcw, xin, xal, xai, xcr, xpd, xpe, nh, npl, nent, ncw, nin, nal, nai, ncr, npd,
+            npe, ntotal, nprobes, done, pd, dt, anew, lg, cut, cwc, xc, cw32, ais, asum, aup, up, reroute, rec
         )
     }
 }
 
-// The FIFO_BRAM_TRIPS loop has no trips outside the small configuration (on purpose).
-#[allow(clippy::reversed_empty_ranges)]
 impl Logic for PathSelectorCompact {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, last, planes_up, limit, total, probes, ir, xr, xv, wp, rp, cnt, occ);
-        self.fifo.clock.next = self.clock.val();
+        dff_setup!(self, clock, last, planes_up, limit, total, probes, ir, xr, xv);
         for i in 0..PATHS {
             self.health[i].clock.next = self.clock.val();
             self.plane[i].clock.next = self.clock.val();
@@ -329,8 +314,8 @@ impl Logic for PathSelectorCompact {
         }
 
         // ---------------- stage I: accept (room for every accepted record in the FIFO) ----------------
-        self.in_ready.next = self.occ.q.val() < self.depth5.val();
-        self.accept.next = self.in_valid.val() && (self.occ.q.val() < self.depth5.val());
+        self.in_ready.next = self.fifo.room.val();
+        self.accept.next = self.in_valid.val() && self.fifo.room.val();
         self.ir.d.next.v = self.accept.val();
         self.ir.d.next.op = self.in_op.val();
         self.ir.d.next.path = self.in_path.val();
@@ -356,7 +341,7 @@ impl Logic for PathSelectorCompact {
         self.ir.d.next.pm = self.ipm.val();
         self.inpl.next = self.in_b.val().get_bits::<4>(0);
         if !self.in_b.val().get_bits::<8>(0).any() {
-            self.inpl.next = self.one4.val();
+            self.inpl.next = self.kpl[0].val();
         }
         if self.in_b.val().get_bits::<8>(0) > self.c8b.val() {
             self.inpl.next = self.kpl[7].val();
@@ -710,37 +695,12 @@ impl Logic for PathSelectorCompact {
         self.xv.d.next = self.ir.q.val().v;
 
         // ---------------- output FIFO ----------------
-        self.fifo.write_address.next = self.wp.q.val();
+        self.fifo.clock.next = self.clock.val();
+        self.fifo.accept.next = self.accept.val();
+        self.fifo.write.next = self.xv.q.val();
         self.fifo.write_data.next = self.xr.q.val();
-        self.fifo.write_enable.next = self.xv.q.val();
-        self.fifo.read_address.next = self.rp.q.val();
-        self.out.next = self.fifo.read_data.val();
-        self.out_valid.next = self.cnt.q.val().any();
-        self.pop.next = self.cnt.q.val().any() && self.out_ready.val();
-        if self.xv.q.val() {
-            self.wp.d.next = self.wp.q.val() + self.one4.val();
-        }
-        if self.pop.val() {
-            self.rp.d.next = self.rp.q.val() + self.one4.val();
-        }
-        for _t in 0..FIFO_BRAM_TRIPS {
-            // block-RAM FIFO (small configuration): read the head the pointer has after this edge
-            self.fifo.read_address.next = self.rp.q.val();
-            if self.pop.val() {
-                self.fifo.read_address.next = self.rp.q.val() + self.one4.val();
-            }
-        }
-        if self.xv.q.val() && !self.pop.val() {
-            self.cnt.d.next = self.cnt.q.val() + self.one5.val();
-        }
-        if !self.xv.q.val() && self.pop.val() {
-            self.cnt.d.next = self.cnt.q.val() - self.one5.val();
-        }
-        if self.accept.val() && !self.pop.val() {
-            self.occ.d.next = self.occ.q.val() + self.one5.val();
-        }
-        if !self.accept.val() && self.pop.val() {
-            self.occ.d.next = self.occ.q.val() - self.one5.val();
-        }
+        self.fifo.out_ready.next = self.out_ready.val();
+        self.out_valid.next = self.fifo.out_valid.val();
+        self.out.next = self.fifo.out.val();
     }
 }

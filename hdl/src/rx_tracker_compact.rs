@@ -18,10 +18,10 @@
 //! fields registered); **S** (rotate the ring by head, trailing ones of the head word, `cum`;
 //! into the output FIFO).
 
-use crate::fifo_bram::{FifoStore, FIFO_BRAM_TRIPS};
 use crate::lutram::{kc, LutRam};
+use crate::record_fifo::RecordFifo;
 use crate::rx_tracker::{
-    RxOut, RX_DUPLICATE, RX_FIFO_DEPTH, RX_NEW, RX_OP_FLUSH, RX_OP_PACKET, RX_OP_RESET, RX_OUT_OF_WINDOW, RX_REFUSED,
+    RxOut, RX_DUPLICATE, RX_NEW, RX_OP_FLUSH, RX_OP_PACKET, RX_OP_RESET, RX_OUT_OF_WINDOW, RX_REFUSED,
 };
 use mroce_model::params::{
     ACK_COALESCE, PATHS, PATH_BITS, SACK_BITS, SACK_WORDS, SACK_WORD_BITS, SACK_WORD_INDEX_BITS,
@@ -134,21 +134,14 @@ pub struct RxTrackerCompact {
     kw: [Constant<Bits<WB>>; SACK_WORDS],
     enc: [Constant<Bits<32>>; 5],
     pow: [Constant<Bits<32>>; 6],
-    one4: Constant<Bits<4>>,
-    one5: Constant<Bits<5>>,
-    depth5: Constant<Bits<5>>,
     // state
     st: LutRam<RxcRow, PB>,
     bank: [LutRam<Bits<32>, PB>; SACK_WORDS],
-    fifo: FifoStore<RxOut, 4>,
-    fifo_sack: [FifoStore<Bits<32>, 4>; SACK_WORDS],
+    fifo: RecordFifo<RxOut>,
+    fifo_sack: [RecordFifo<Bits<32>>; SACK_WORDS],
     ir: DFF<RxcIn>,
     sr: DFF<RxcSnap>,
     sw: [DFF<Bits<32>>; SACK_WORDS],
-    wp: DFF<Bits<4>>,
-    rp: DFF<Bits<4>>,
-    cnt: DFF<Bits<5>>,
-    occ: DFF<Bits<5>>,
     // stage I
     accept: Signal<Local, Bit>,
     pdiff: Signal<Local, Bits<32>>,
@@ -178,7 +171,6 @@ pub struct RxTrackerCompact {
     t1: Signal<Local, Bits<32>>,
     sh: Signal<Local, Bits<32>>,
     rec: Signal<Local, RxOut>,
-    pop: Signal<Local, Bit>,
 }
 
 impl Default for RxTrackerCompact {
@@ -227,9 +219,6 @@ impl Default for RxTrackerCompact {
             kw: core::array::from_fn(|i| kc(i as u64)),
             enc: core::array::from_fn(|i| kc(enc[i])),
             pow: core::array::from_fn(|i| kc(1 << i)),
-            one4: kc(1),
-            one5: kc(1),
-            depth5: kc(RX_FIFO_DEPTH as u64),
             st: Default::default(),
             bank: Default::default(),
             fifo: Default::default(),
@@ -237,10 +226,6 @@ impl Default for RxTrackerCompact {
             ir: Default::default(),
             sr: Default::default(),
             sw: Default::default(),
-            wp: Default::default(),
-            rp: Default::default(),
-            cnt: Default::default(),
-            occ: Default::default(),
             accept: Default::default(),
             pdiff: Default::default(),
             q: Default::default(),
@@ -267,28 +252,23 @@ impl Default for RxTrackerCompact {
             t1: Default::default(),
             sh: Default::default(),
             rec: Default::default(),
-            pop: Default::default(),
         }
     }
 }
 
-// The FIFO_BRAM_TRIPS loop has no trips outside the small configuration (on purpose).
-#[allow(clippy::reversed_empty_ranges)]
 impl Logic for RxTrackerCompact {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, ir, sr, wp, rp, cnt, occ);
+        dff_setup!(self, clock, ir, sr);
         self.st.clock.next = self.clock.val();
-        self.fifo.clock.next = self.clock.val();
         for i in 0..SACK_WORDS {
             self.bank[i].clock.next = self.clock.val();
-            self.fifo_sack[i].clock.next = self.clock.val();
             self.sw[i].clock.next = self.clock.val();
         }
 
         // ---------------- stage I: accept (room for every accepted record in the FIFO) ----------------
-        self.in_ready.next = self.occ.q.val() < self.depth5.val();
-        self.accept.next = self.in_valid.val() && (self.occ.q.val() < self.depth5.val());
+        self.in_ready.next = self.fifo.room.val();
+        self.accept.next = self.in_valid.val() && self.fifo.room.val();
         self.ir.d.next.v = self.accept.val();
         self.ir.d.next.op = self.in_op.val();
         self.ir.d.next.path = self.in_path.val();
@@ -448,49 +428,20 @@ impl Logic for RxTrackerCompact {
         self.rec.next.cum = self.sr.q.val().base + self.tones.val();
         self.rec.next.ecn = self.sr.q.val().ecn;
         self.rec.next.pkt = self.sr.q.val().pkt;
-        self.fifo.write_address.next = self.wp.q.val();
+        self.fifo.clock.next = self.clock.val();
+        self.fifo.accept.next = self.accept.val();
+        self.fifo.write.next = self.sr.q.val().v;
         self.fifo.write_data.next = self.rec.val();
-        self.fifo.write_enable.next = self.sr.q.val().v;
-        self.fifo.read_address.next = self.rp.q.val();
-        self.out.next = self.fifo.read_data.val();
+        self.fifo.out_ready.next = self.out_ready.val();
+        self.out_valid.next = self.fifo.out_valid.val();
+        self.out.next = self.fifo.out.val();
         for i in 0..SACK_WORDS {
-            self.fifo_sack[i].write_address.next = self.wp.q.val();
-            self.fifo_sack[i].write_enable.next = self.sr.q.val().v;
-            self.fifo_sack[i].read_address.next = self.rp.q.val();
-            self.out_sack[i].next = self.fifo_sack[i].read_data.val();
-        }
-        self.out_valid.next = self.cnt.q.val().any();
-        self.pop.next = self.cnt.q.val().any() && self.out_ready.val();
-        if self.sr.q.val().v {
-            self.wp.d.next = self.wp.q.val() + self.one4.val();
-        }
-        if self.pop.val() {
-            self.rp.d.next = self.rp.q.val() + self.one4.val();
-        }
-        for _t in 0..FIFO_BRAM_TRIPS {
-            // block-RAM FIFOs (small configuration): read the head the pointer has after this edge
-            self.fifo.read_address.next = self.rp.q.val();
-            if self.pop.val() {
-                self.fifo.read_address.next = self.rp.q.val() + self.one4.val();
-            }
-            for i in 0..SACK_WORDS {
-                self.fifo_sack[i].read_address.next = self.rp.q.val();
-                if self.pop.val() {
-                    self.fifo_sack[i].read_address.next = self.rp.q.val() + self.one4.val();
-                }
-            }
-        }
-        if self.sr.q.val().v && !self.pop.val() {
-            self.cnt.d.next = self.cnt.q.val() + self.one5.val();
-        }
-        if !self.sr.q.val().v && self.pop.val() {
-            self.cnt.d.next = self.cnt.q.val() - self.one5.val();
-        }
-        if self.accept.val() && !self.pop.val() {
-            self.occ.d.next = self.occ.q.val() + self.one5.val();
-        }
-        if !self.accept.val() && self.pop.val() {
-            self.occ.d.next = self.occ.q.val() - self.one5.val();
+            // the same pointers as `fifo` (yosys merges the identical registers)
+            self.fifo_sack[i].clock.next = self.clock.val();
+            self.fifo_sack[i].accept.next = self.accept.val();
+            self.fifo_sack[i].write.next = self.sr.q.val().v;
+            self.fifo_sack[i].out_ready.next = self.out_ready.val();
+            self.out_sack[i].next = self.fifo_sack[i].out.val();
         }
     }
 }

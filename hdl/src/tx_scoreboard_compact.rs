@@ -12,10 +12,10 @@
 //! path's `room_mask` bit written at the clock edge; the record registered); the record then
 //! enters the output FIFO.
 
-use crate::fifo_bram::{FifoStore, FIFO_BRAM_TRIPS};
 use crate::lutram::{kc, LutRam};
+use crate::record_fifo::RecordFifo;
 use crate::tx_scoreboard::{
-    TxOut, TX_FIFO_DEPTH, TX_OP_ACK_WORD, TX_OP_CLEAR_BACKOFF, TX_OP_EXPIRE, TX_OP_RESET, TX_OP_SEND, TX_OP_TIMER,
+    TxOut, TX_OP_ACK_WORD, TX_OP_CLEAR_BACKOFF, TX_OP_EXPIRE, TX_OP_RESET, TX_OP_SEND, TX_OP_TIMER,
 };
 use mroce_model::params::{
     PATHS, PATH_BITS, RTO_MAX_BACKOFF, SACK_BITS, SACK_WORDS, SACK_WORD_BITS, SACK_WORD_INDEX_BITS,
@@ -100,9 +100,6 @@ pub struct TxScoreboardCompact {
     wzero: Constant<Bits<WB>>,
     onep: Constant<Bits<PATHS>>,
     kw: [Constant<Bits<WB>>; SACK_WORDS],
-    one4: Constant<Bits<4>>,
-    one5: Constant<Bits<5>>,
-    depth5: Constant<Bits<5>>,
     op_send: Constant<Bits<3>>,
     op_ack: Constant<Bits<3>>,
     op_expire: Constant<Bits<3>>,
@@ -112,16 +109,12 @@ pub struct TxScoreboardCompact {
     // state
     st: LutRam<TxcRow, PB>,
     bank: [LutRam<Bits<32>, PB>; SACK_WORDS],
-    fifo: FifoStore<TxOut, 4>,
+    fifo: RecordFifo<TxOut>,
     ir: DFF<TxcIn>,
     xr: DFF<TxOut>,
     xv: DFF<Bit>,
     /// Stored inverted ("no room"), so the power-up value 0 means every path has room.
     noroom: DFF<Bits<PATHS>>,
-    wp: DFF<Bits<4>>,
-    rp: DFF<Bits<4>>,
-    cnt: DFF<Bits<5>>,
-    occ: DFF<Bits<5>>,
     // stage I
     accept: Signal<Local, Bit>,
     // stage X
@@ -150,7 +143,6 @@ pub struct TxScoreboardCompact {
     is_exp: Signal<Local, Bit>,
     any_nz: Signal<Local, Bit>,
     rec: Signal<Local, TxOut>,
-    pop: Signal<Local, Bit>,
 }
 
 impl Default for TxScoreboardCompact {
@@ -184,9 +176,6 @@ impl Default for TxScoreboardCompact {
             wzero: kc(0),
             onep: kc(1),
             kw: core::array::from_fn(|i| kc(i as u64)),
-            one4: kc(1),
-            one5: kc(1),
-            depth5: kc(TX_FIFO_DEPTH as u64),
             op_send: kc(TX_OP_SEND),
             op_ack: kc(TX_OP_ACK_WORD),
             op_expire: kc(TX_OP_EXPIRE),
@@ -200,10 +189,6 @@ impl Default for TxScoreboardCompact {
             xr: Default::default(),
             xv: Default::default(),
             noroom: Default::default(),
-            wp: Default::default(),
-            rp: Default::default(),
-            cnt: Default::default(),
-            occ: Default::default(),
             accept: Default::default(),
             q: Default::default(),
             ns: Default::default(),
@@ -230,26 +215,22 @@ impl Default for TxScoreboardCompact {
             is_exp: Default::default(),
             any_nz: Default::default(),
             rec: Default::default(),
-            pop: Default::default(),
         }
     }
 }
 
-// The FIFO_BRAM_TRIPS loop has no trips outside the small configuration (on purpose).
-#[allow(clippy::reversed_empty_ranges)]
 impl Logic for TxScoreboardCompact {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, ir, xr, xv, noroom, wp, rp, cnt, occ);
+        dff_setup!(self, clock, ir, xr, xv, noroom);
         self.st.clock.next = self.clock.val();
-        self.fifo.clock.next = self.clock.val();
         for i in 0..SACK_WORDS {
             self.bank[i].clock.next = self.clock.val();
         }
 
         // ---------------- stage I: accept (room for every accepted record in the FIFO) ----------------
-        self.in_ready.next = self.occ.q.val() < self.depth5.val();
-        self.accept.next = self.in_valid.val() && (self.occ.q.val() < self.depth5.val());
+        self.in_ready.next = self.fifo.room.val();
+        self.accept.next = self.in_valid.val() && self.fifo.room.val();
         self.ir.d.next.v = self.accept.val();
         self.ir.d.next.op = self.in_op.val();
         self.ir.d.next.path = self.in_path.val();
@@ -442,37 +423,12 @@ impl Logic for TxScoreboardCompact {
         self.xv.d.next = self.ir.q.val().v;
 
         // ---------------- output FIFO ----------------
-        self.fifo.write_address.next = self.wp.q.val();
+        self.fifo.clock.next = self.clock.val();
+        self.fifo.accept.next = self.accept.val();
+        self.fifo.write.next = self.xv.q.val();
         self.fifo.write_data.next = self.xr.q.val();
-        self.fifo.write_enable.next = self.xv.q.val();
-        self.fifo.read_address.next = self.rp.q.val();
-        self.out.next = self.fifo.read_data.val();
-        self.out_valid.next = self.cnt.q.val().any();
-        self.pop.next = self.cnt.q.val().any() && self.out_ready.val();
-        if self.xv.q.val() {
-            self.wp.d.next = self.wp.q.val() + self.one4.val();
-        }
-        if self.pop.val() {
-            self.rp.d.next = self.rp.q.val() + self.one4.val();
-        }
-        for _t in 0..FIFO_BRAM_TRIPS {
-            // block-RAM FIFO (small configuration): read the head the pointer has after this edge
-            self.fifo.read_address.next = self.rp.q.val();
-            if self.pop.val() {
-                self.fifo.read_address.next = self.rp.q.val() + self.one4.val();
-            }
-        }
-        if self.xv.q.val() && !self.pop.val() {
-            self.cnt.d.next = self.cnt.q.val() + self.one5.val();
-        }
-        if !self.xv.q.val() && self.pop.val() {
-            self.cnt.d.next = self.cnt.q.val() - self.one5.val();
-        }
-        if self.accept.val() && !self.pop.val() {
-            self.occ.d.next = self.occ.q.val() + self.one5.val();
-        }
-        if !self.accept.val() && self.pop.val() {
-            self.occ.d.next = self.occ.q.val() - self.one5.val();
-        }
+        self.fifo.out_ready.next = self.out_ready.val();
+        self.out_valid.next = self.fifo.out_valid.val();
+        self.out.next = self.fifo.out.val();
     }
 }

@@ -1,0 +1,106 @@
+//! `record_fifo`: the output FIFO of the compact blocks, with the bound that makes their
+//! back-pressure lossless.
+//!
+//! `room` (the block's `in_ready`) is high while fewer than [`RECORD_FIFO_DEPTH`] operations
+//! have been accepted and not yet delivered, counting those still in the block's stages, so a
+//! record always finds a free entry and nothing is dropped or duplicated. The storage is
+//! [`FifoStore`] (block RAM in the small configuration, where the head's next address is read),
+//! as in the pipelined blocks.
+use crate::fifo_bram::{FifoStore, FIFO_BRAM_TRIPS};
+use crate::lutram::kc;
+use rust_hdl::prelude::*;
+
+/// Entries of the FIFO (and bound on accepted, undelivered operations).
+pub const RECORD_FIFO_DEPTH: usize = 16;
+
+/// A 16-record FIFO of `D`.
+#[derive(LogicBlock)]
+pub struct RecordFifo<D: Synth> {
+    pub clock: Signal<In, Clock>,
+    /// The block accepted an operation at this clock edge (its record comes later).
+    pub accept: Signal<In, Bit>,
+    /// The block may accept an operation.
+    pub room: Signal<Out, Bit>,
+    /// Write `write_data` at this clock edge.
+    pub write: Signal<In, Bit>,
+    pub write_data: Signal<In, D>,
+    pub out_valid: Signal<Out, Bit>,
+    pub out_ready: Signal<In, Bit>,
+    pub out: Signal<Out, D>,
+    store: FifoStore<D, 4>,
+    wp: DFF<Bits<4>>,
+    rp: DFF<Bits<4>>,
+    cnt: DFF<Bits<5>>,
+    occ: DFF<Bits<5>>,
+    pop: Signal<Local, Bit>,
+    one4: Constant<Bits<4>>,
+    one5: Constant<Bits<5>>,
+    depth5: Constant<Bits<5>>,
+}
+
+impl<D: Synth> Default for RecordFifo<D> {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            accept: Default::default(),
+            room: Default::default(),
+            write: Default::default(),
+            write_data: Default::default(),
+            out_valid: Default::default(),
+            out_ready: Default::default(),
+            out: Default::default(),
+            store: Default::default(),
+            wp: Default::default(),
+            rp: Default::default(),
+            cnt: Default::default(),
+            occ: Default::default(),
+            pop: Default::default(),
+            one4: kc(1),
+            one5: kc(1),
+            depth5: kc(RECORD_FIFO_DEPTH as u64),
+        }
+    }
+}
+
+// The FIFO_BRAM_TRIPS loop has no trips outside the small configuration (on purpose).
+#[allow(clippy::reversed_empty_ranges)]
+impl<D: Synth> Logic for RecordFifo<D> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, wp, rp, cnt, occ);
+        self.store.clock.next = self.clock.val();
+        self.room.next = self.occ.q.val() < self.depth5.val();
+        self.store.write_address.next = self.wp.q.val();
+        self.store.write_data.next = self.write_data.val();
+        self.store.write_enable.next = self.write.val();
+        self.store.read_address.next = self.rp.q.val();
+        self.out.next = self.store.read_data.val();
+        self.out_valid.next = self.cnt.q.val().any();
+        self.pop.next = self.cnt.q.val().any() && self.out_ready.val();
+        if self.write.val() {
+            self.wp.d.next = self.wp.q.val() + self.one4.val();
+        }
+        if self.pop.val() {
+            self.rp.d.next = self.rp.q.val() + self.one4.val();
+        }
+        for _t in 0..FIFO_BRAM_TRIPS {
+            // block RAM (small configuration): read the head the pointer has after this edge
+            self.store.read_address.next = self.rp.q.val();
+            if self.pop.val() {
+                self.store.read_address.next = self.rp.q.val() + self.one4.val();
+            }
+        }
+        if self.write.val() && !self.pop.val() {
+            self.cnt.d.next = self.cnt.q.val() + self.one5.val();
+        }
+        if !self.write.val() && self.pop.val() {
+            self.cnt.d.next = self.cnt.q.val() - self.one5.val();
+        }
+        if self.accept.val() && !self.pop.val() {
+            self.occ.d.next = self.occ.q.val() + self.one5.val();
+        }
+        if !self.accept.val() && self.pop.val() {
+            self.occ.d.next = self.occ.q.val() - self.one5.val();
+        }
+    }
+}
