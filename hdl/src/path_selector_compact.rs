@@ -14,7 +14,7 @@
 //!
 //! Stages: **I** (input register; input-only values: `acked + lost` saturated, `acked << 8`,
 //! the entropy of `a`, INIT's path mask and plane count); **X** (the operation; state written at
-//! the clock edge; the record registered); the record then enters the output FIFO.
+//! the clock edge, and the record into the output FIFO's RAM, which shows it one clock later).
 
 use crate::lutram::{kc, Wide32};
 use crate::path_selector::{
@@ -150,8 +150,6 @@ pub struct PathSelectorCompact {
     total: DFF<Bits<16>>,
     probes: DFF<Bits<16>>,
     ir: DFF<SelcIn>,
-    xr: DFF<SelOut>,
-    xv: DFF<Bit>,
     fifo: RecordFifo<SelOut>,
     // stage I
     accept: Signal<Local, Bit>,
@@ -279,9 +277,9 @@ impl Default for PathSelectorCompact {
         d!(
             clock, in_valid, in_ready, in_op, in_path, in_room, in_a, in_b, in_c, in_flag, out_valid, out_ready, out,
             health, plane, entropy, cwnd, inflight, alpha, ai_acc, cwr_left, pending, pend_ent, last, planes_up, limit,
-            total, probes, ir, xr, xv, fifo, accept, ial, xa, ia32, ipm, inpl, eh, cwl, elig, above, hm, oh, sp, found,
-            rpath, hit, xh, xpl, xent, xcw, xin, xal, xai, xcr, xpd, xpe, nh, npl, nent, ncw, nin, nal, nai, ncr, npd,
-            npe, ntotal, nprobes, done, pd, dt, anew, lg, cut, cwc, xc, cw32, ais, asum, aup, up, reroute, rec
+            total, probes, ir, fifo, accept, ial, xa, ia32, ipm, inpl, eh, cwl, elig, above, hm, oh, sp, found, rpath,
+            hit, xh, xpl, xent, xcw, xin, xal, xai, xcr, xpd, xpe, nh, npl, nent, ncw, nin, nal, nai, ncr, npd, npe,
+            ntotal, nprobes, done, pd, dt, anew, lg, cut, cwc, xc, cw32, ais, asum, aup, up, reroute, rec
         )
     }
 }
@@ -289,7 +287,7 @@ impl Default for PathSelectorCompact {
 impl Logic for PathSelectorCompact {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, last, planes_up, limit, total, probes, ir, xr, xv);
+        dff_setup!(self, clock, last, planes_up, limit, total, probes, ir);
         for i in 0..PATHS {
             self.health[i].clock.next = self.clock.val();
             self.plane[i].clock.next = self.clock.val();
@@ -691,14 +689,13 @@ impl Logic for PathSelectorCompact {
                 }
             }
         }
-        self.xr.d.next = self.rec.val();
-        self.xv.d.next = self.ir.q.val().v;
 
         // ---------------- output FIFO ----------------
         self.fifo.clock.next = self.clock.val();
         self.fifo.accept.next = self.accept.val();
-        self.fifo.write.next = self.xv.q.val();
-        self.fifo.write_data.next = self.xr.q.val();
+        // the record straight from X: the FIFO's RAM registers it
+        self.fifo.write.next = self.ir.q.val().v;
+        self.fifo.write_data.next = self.rec.val();
         self.fifo.out_ready.next = self.out_ready.val();
         self.out_valid.next = self.fifo.out_valid.val();
         self.out.next = self.fifo.out.val();

@@ -3,10 +3,14 @@
 //!
 //! `room` (the block's `in_ready`) is high while fewer than [`RECORD_FIFO_DEPTH`] operations
 //! have been accepted and not yet delivered, counting those still in the block's stages, so a
-//! record always finds a free entry and nothing is dropped or duplicated. The storage is
-//! [`FifoStore`] (block RAM in the small configuration, where the head's next address is read),
-//! as in the pipelined blocks.
-use crate::fifo_bram::{FifoStore, FIFO_BRAM_TRIPS};
+//! record always finds a free entry and nothing is dropped or duplicated.
+//!
+//! The storage is [`RecordStore`]: block RAM in the small configuration, read at the head's
+//! next address, without a bypass register. A record written at a clock edge is counted (and
+//! shown) one clock later, when the RAM has read it; the compact blocks write their records
+//! straight from their stage X, so a block's latency is what a record register in front of a
+//! bypassed RAM gives, and neither register is built.
+use crate::fifo_bram::{RecordStore, FIFO_BRAM_TRIPS};
 use crate::lutram::kc;
 use rust_hdl::prelude::*;
 
@@ -21,13 +25,15 @@ pub struct RecordFifo<D: Synth> {
     pub accept: Signal<In, Bit>,
     /// The block may accept an operation.
     pub room: Signal<Out, Bit>,
-    /// Write `write_data` at this clock edge.
+    /// Write `write_data` at this clock edge (it is at `out` one clock later at the earliest).
     pub write: Signal<In, Bit>,
     pub write_data: Signal<In, D>,
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
     pub out: Signal<Out, D>,
-    store: FifoStore<D, 4>,
+    store: RecordStore<D, 4>,
+    /// A write at the last clock edge: counted in `cnt` at this one.
+    wl: DFF<Bit>,
     wp: DFF<Bits<4>>,
     rp: DFF<Bits<4>>,
     cnt: DFF<Bits<5>>,
@@ -50,6 +56,7 @@ impl<D: Synth> Default for RecordFifo<D> {
             out_ready: Default::default(),
             out: Default::default(),
             store: Default::default(),
+            wl: Default::default(),
             wp: Default::default(),
             rp: Default::default(),
             cnt: Default::default(),
@@ -67,7 +74,7 @@ impl<D: Synth> Default for RecordFifo<D> {
 impl<D: Synth> Logic for RecordFifo<D> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, wp, rp, cnt, occ);
+        dff_setup!(self, clock, wl, wp, rp, cnt, occ);
         self.store.clock.next = self.clock.val();
         self.room.next = self.occ.q.val() < self.depth5.val();
         self.store.write_address.next = self.wp.q.val();
@@ -90,10 +97,11 @@ impl<D: Synth> Logic for RecordFifo<D> {
                 self.store.read_address.next = self.rp.q.val() + self.one4.val();
             }
         }
-        if self.write.val() && !self.pop.val() {
+        self.wl.d.next = self.write.val();
+        if self.wl.q.val() && !self.pop.val() {
             self.cnt.d.next = self.cnt.q.val() + self.one5.val();
         }
-        if !self.write.val() && self.pop.val() {
+        if !self.wl.q.val() && self.pop.val() {
             self.cnt.d.next = self.cnt.q.val() - self.one5.val();
         }
         if self.accept.val() && !self.pop.val() {

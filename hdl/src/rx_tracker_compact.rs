@@ -13,11 +13,13 @@
 //! combinational path (row read, `psn - base`, word test, slide, write-back).
 //!
 //! Stages: **I** (input register; input-only sums: `psn + 1`, `floor - 32`, the floor's sanity);
-//! **X** (row and ring words read asynchronously at I's path; verdict, gap, counters, slide,
-//! ACK decision; the row and every ring word written back at the clock edge; the ACK snapshot's
-//! fields registered); **S** (rotate the ring by head, trailing ones of the head word, `cum`;
-//! into the output FIFO).
+//! **X** (the row read asynchronously at I's path, the ring words from block RAM read at
+//! acceptance in the small configuration, asynchronously elsewhere; verdict, gap, counters, slide,
+//! ACK decision; the row and every ring word written back at the clock edge, and the ACK
+//! snapshot, ring unrotated, into the output FIFO's RAM, which shows it one clock later); **O**
+//! (at the FIFO's output: rotate the ring by head, trailing ones of the head word, `cum`).
 
+use crate::fifo_bram::{FifoStore, FIFO_BRAM_TRIPS};
 use crate::lutram::{kc, LutRam};
 use crate::record_fifo::RecordFifo;
 use crate::rx_tracker::{
@@ -80,10 +82,10 @@ pub struct RxcIn {
     pub commit: Bit,
 }
 
-/// Stage S register: the record's fields known after X.
+/// An output FIFO entry: the record's fields known after X (the ring words, unrotated, are in
+/// FIFOs of their own).
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct RxcSnap {
-    pub v: Bit,
     pub op: Bits<2>,
     pub path: Bits<PB>,
     pub verdict: Bits<2>,
@@ -136,12 +138,12 @@ pub struct RxTrackerCompact {
     pow: [Constant<Bits<32>>; 6],
     // state
     st: LutRam<RxcRow, PB>,
-    bank: [LutRam<Bits<32>, PB>; SACK_WORDS],
-    fifo: RecordFifo<RxOut>,
+    /// Ring words: block RAM in the small configuration (read at acceptance, a write to the
+    /// same path at that edge bypassed), LUT RAM read in X elsewhere.
+    bank: [FifoStore<Bits<32>, PB>; SACK_WORDS],
+    fifo: RecordFifo<RxcSnap>,
     fifo_sack: [RecordFifo<Bits<32>>; SACK_WORDS],
     ir: DFF<RxcIn>,
-    sr: DFF<RxcSnap>,
-    sw: [DFF<Bits<32>>; SACK_WORDS],
     // stage I
     accept: Signal<Local, Bit>,
     pdiff: Signal<Local, Bits<32>>,
@@ -166,7 +168,7 @@ pub struct RxTrackerCompact {
     slide: Signal<Local, Bit>,
     ack: Signal<Local, Bit>,
     ns: Signal<Local, RxcRow>,
-    // stage S
+    // stage O
     tones: Signal<Local, Bits<32>>,
     t1: Signal<Local, Bits<32>>,
     sh: Signal<Local, Bits<32>>,
@@ -224,8 +226,6 @@ impl Default for RxTrackerCompact {
             fifo: Default::default(),
             fifo_sack: Default::default(),
             ir: Default::default(),
-            sr: Default::default(),
-            sw: Default::default(),
             accept: Default::default(),
             pdiff: Default::default(),
             q: Default::default(),
@@ -256,14 +256,15 @@ impl Default for RxTrackerCompact {
     }
 }
 
+// The FIFO_BRAM_TRIPS loop has no trips outside the small configuration (on purpose).
+#[allow(clippy::reversed_empty_ranges)]
 impl Logic for RxTrackerCompact {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, ir, sr);
+        dff_setup!(self, clock, ir);
         self.st.clock.next = self.clock.val();
         for i in 0..SACK_WORDS {
             self.bank[i].clock.next = self.clock.val();
-            self.sw[i].clock.next = self.clock.val();
         }
 
         // ---------------- stage I: accept (room for every accepted record in the FIFO) ----------------
@@ -294,6 +295,10 @@ impl Logic for RxTrackerCompact {
         self.xw.next = self.z32.val();
         for i in 0..SACK_WORDS {
             self.bank[i].read_address.next = self.ir.q.val().path;
+            for _t in 0..FIFO_BRAM_TRIPS {
+                // block RAM: read at the edge that accepts the operation, for X
+                self.bank[i].read_address.next = self.in_path.val();
+            }
             self.words[i].next = self.bank[i].read_data.val();
             if self.w.val() == self.kw[i].val() {
                 self.xw.next = self.words[i].val();
@@ -354,18 +359,17 @@ impl Logic for RxTrackerCompact {
                     || self.gap.val()
                     || !self.isnew.val()
                     || (self.ns.val().pkt >= self.coal.val())));
-        // the snapshot takes the counters before the ACK clears them
-        self.sr.d.next.v = self.ir.q.val().v;
-        self.sr.d.next.op = self.ir.q.val().op;
-        self.sr.d.next.path = self.ir.q.val().path;
-        self.sr.d.next.verdict = self.verdict.val();
-        self.sr.d.next.ack = self.ack.val();
-        self.sr.d.next.base = self.ns.val().base;
-        self.sr.d.next.head = self.ns.val().head;
-        self.sr.d.next.ecn = self.ns.val().ecn;
-        self.sr.d.next.pkt = self.ns.val().pkt;
+        // the snapshot takes the counters before the ACK clears them; the FIFO's RAM registers it
+        self.fifo.write_data.next.op = self.ir.q.val().op;
+        self.fifo.write_data.next.path = self.ir.q.val().path;
+        self.fifo.write_data.next.verdict = self.verdict.val();
+        self.fifo.write_data.next.ack = self.ack.val();
+        self.fifo.write_data.next.base = self.ns.val().base;
+        self.fifo.write_data.next.head = self.ns.val().head;
+        self.fifo.write_data.next.ecn = self.ns.val().ecn;
+        self.fifo.write_data.next.pkt = self.ns.val().pkt;
         for i in 0..SACK_WORDS {
-            self.sw[i].d.next = self.nw[i].val();
+            self.fifo_sack[i].write_data.next = self.nw[i].val();
         }
         if self.ack.val() {
             self.ns.next.ecn = self.z16.val();
@@ -390,23 +394,37 @@ impl Logic for RxTrackerCompact {
             self.bank[i].write_enable.next = self.ir.q.val().v;
         }
 
-        // ---------------- stage S: rotate by head, cum, into the FIFO ----------------
+        // ---------------- output FIFO (the snapshot and the ring words share its pointers) ----------------
+        self.fifo.clock.next = self.clock.val();
+        self.fifo.accept.next = self.accept.val();
+        self.fifo.write.next = self.ir.q.val().v;
+        self.fifo.out_ready.next = self.out_ready.val();
+        self.out_valid.next = self.fifo.out_valid.val();
+        for i in 0..SACK_WORDS {
+            // the same pointers as `fifo` (yosys merges the identical registers)
+            self.fifo_sack[i].clock.next = self.clock.val();
+            self.fifo_sack[i].accept.next = self.accept.val();
+            self.fifo_sack[i].write.next = self.ir.q.val().v;
+            self.fifo_sack[i].out_ready.next = self.out_ready.val();
+        }
+
+        // ---------------- stage O: rotate by head, cum, at the FIFO's output ----------------
         // `n` is SACK_WORDS bound as a loop variable: rust-hdl resolves `(h + j) % n` only
         // with loop variables.
         self.sh.next = self.z32.val();
         for n in SACK_WORDS..(SACK_WORDS + 1) {
             for j in 0..SACK_WORDS {
-                self.fifo_sack[j].write_data.next = self.sw[j].q.val();
+                self.out_sack[j].next = self.fifo_sack[j].out.val();
                 for h in 0..SACK_WORDS {
-                    if self.sr.q.val().head == self.kw[h].val() {
-                        self.fifo_sack[j].write_data.next = self.sw[(h + j) % n].q.val();
+                    if self.fifo.out.val().head == self.kw[h].val() {
+                        self.out_sack[j].next = self.fifo_sack[(h + j) % n].out.val();
                     }
                 }
             }
         }
         for h in 0..SACK_WORDS {
-            if self.sr.q.val().head == self.kw[h].val() {
-                self.sh.next = self.sw[h].q.val();
+            if self.fifo.out.val().head == self.kw[h].val() {
+                self.sh.next = self.fifo_sack[h].out.val();
             }
         }
         // one-hot of the lowest zero bit of the head word, then its index
@@ -420,28 +438,14 @@ impl Logic for RxTrackerCompact {
         if self.sh.val().all() {
             self.tones.next = self.pow[5].val();
         }
-        self.rec.next.op = self.sr.q.val().op;
-        self.rec.next.verdict = self.sr.q.val().verdict;
-        self.rec.next.ack = self.sr.q.val().ack;
-        self.rec.next.path = self.sr.q.val().path;
-        self.rec.next.base = self.sr.q.val().base;
-        self.rec.next.cum = self.sr.q.val().base + self.tones.val();
-        self.rec.next.ecn = self.sr.q.val().ecn;
-        self.rec.next.pkt = self.sr.q.val().pkt;
-        self.fifo.clock.next = self.clock.val();
-        self.fifo.accept.next = self.accept.val();
-        self.fifo.write.next = self.sr.q.val().v;
-        self.fifo.write_data.next = self.rec.val();
-        self.fifo.out_ready.next = self.out_ready.val();
-        self.out_valid.next = self.fifo.out_valid.val();
-        self.out.next = self.fifo.out.val();
-        for i in 0..SACK_WORDS {
-            // the same pointers as `fifo` (yosys merges the identical registers)
-            self.fifo_sack[i].clock.next = self.clock.val();
-            self.fifo_sack[i].accept.next = self.accept.val();
-            self.fifo_sack[i].write.next = self.sr.q.val().v;
-            self.fifo_sack[i].out_ready.next = self.out_ready.val();
-            self.out_sack[i].next = self.fifo_sack[i].out.val();
-        }
+        self.rec.next.op = self.fifo.out.val().op;
+        self.rec.next.verdict = self.fifo.out.val().verdict;
+        self.rec.next.ack = self.fifo.out.val().ack;
+        self.rec.next.path = self.fifo.out.val().path;
+        self.rec.next.base = self.fifo.out.val().base;
+        self.rec.next.cum = self.fifo.out.val().base + self.tones.val();
+        self.rec.next.ecn = self.fifo.out.val().ecn;
+        self.rec.next.pkt = self.fifo.out.val().pkt;
+        self.out.next = self.rec.val();
     }
 }

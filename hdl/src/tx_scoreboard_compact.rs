@@ -8,10 +8,12 @@
 //! and nothing is forwarded. Fixed latency [`TXC_LATENCY`]; `room_mask` reflects an operation
 //! [`TXC_ROOM_LAG`] clocks after its acceptance.
 //!
-//! Stages: **I** (input register); **X** (the transaction; the row, every ring word and the
-//! path's `room_mask` bit written at the clock edge; the record registered); the record then
-//! enters the output FIFO.
+//! Stages: **I** (input register; in the small configuration the ring words are block RAM, read
+//! at acceptance); **X** (the transaction; the row, every ring word and the
+//! path's `room_mask` bit written at the clock edge, and the record into the output FIFO's RAM,
+//! which shows it one clock later).
 
+use crate::fifo_bram::{FifoStore, FIFO_BRAM_TRIPS};
 use crate::lutram::{kc, LutRam};
 use crate::record_fifo::RecordFifo;
 use crate::tx_scoreboard::{
@@ -108,11 +110,11 @@ pub struct TxScoreboardCompact {
     op_reset: Constant<Bits<3>>,
     // state
     st: LutRam<TxcRow, PB>,
-    bank: [LutRam<Bits<32>, PB>; SACK_WORDS],
+    /// Ring words: block RAM in the small configuration (read at acceptance, a write to the
+    /// same path at that edge bypassed), LUT RAM read in X elsewhere.
+    bank: [FifoStore<Bits<32>, PB>; SACK_WORDS],
     fifo: RecordFifo<TxOut>,
     ir: DFF<TxcIn>,
-    xr: DFF<TxOut>,
-    xv: DFF<Bit>,
     /// Stored inverted ("no room"), so the power-up value 0 means every path has room.
     noroom: DFF<Bits<PATHS>>,
     // stage I
@@ -138,6 +140,10 @@ pub struct TxScoreboardCompact {
     hw: Signal<Local, Bits<32>>,
     tdiff: Signal<Local, Bits<32>>,
     bo1: Signal<Local, Bits<3>>,
+    /// The deadline a SEND arms or a TIMER re-arms: now + (rto << backoff), one shifter and
+    /// one adder for both (TIMER shifts by the backoff it raises).
+    dl: Signal<Local, Bits<32>>,
+    shamt: Signal<Local, Bits<3>>,
     is_send: Signal<Local, Bit>,
     is_ack: Signal<Local, Bit>,
     is_exp: Signal<Local, Bit>,
@@ -186,8 +192,6 @@ impl Default for TxScoreboardCompact {
             bank: Default::default(),
             fifo: Default::default(),
             ir: Default::default(),
-            xr: Default::default(),
-            xv: Default::default(),
             noroom: Default::default(),
             accept: Default::default(),
             q: Default::default(),
@@ -210,6 +214,8 @@ impl Default for TxScoreboardCompact {
             hw: Default::default(),
             tdiff: Default::default(),
             bo1: Default::default(),
+            dl: Default::default(),
+            shamt: Default::default(),
             is_send: Default::default(),
             is_ack: Default::default(),
             is_exp: Default::default(),
@@ -219,10 +225,12 @@ impl Default for TxScoreboardCompact {
     }
 }
 
+// The FIFO_BRAM_TRIPS loop has no trips outside the small configuration (on purpose).
+#[allow(clippy::reversed_empty_ranges)]
 impl Logic for TxScoreboardCompact {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, ir, xr, xv, noroom);
+        dff_setup!(self, clock, ir, noroom);
         self.st.clock.next = self.clock.val();
         for i in 0..SACK_WORDS {
             self.bank[i].clock.next = self.clock.val();
@@ -250,6 +258,10 @@ impl Logic for TxScoreboardCompact {
         self.is_exp.next = self.ir.q.val().op == self.op_expire.val();
         for i in 0..SACK_WORDS {
             self.bank[i].read_address.next = self.ir.q.val().path;
+            for _t in 0..FIFO_BRAM_TRIPS {
+                // block RAM: read at the edge that accepts the operation, for X
+                self.bank[i].read_address.next = self.in_path.val();
+            }
             self.words[i].next = self.bank[i].read_data.val();
             self.nw[i].next = self.words[i].val();
         }
@@ -298,6 +310,16 @@ impl Logic for TxScoreboardCompact {
         self.inwin.next = !self.d.val().get_bit(31) && (self.d.val() < self.cbits.val());
         self.freed.next = self.out_w.val() & self.ir.q.val().mask & self.smask.val();
         self.lost.next = self.out_w.val() & !self.ir.q.val().mask & self.bmask.val();
+        if self.q.val().backoff < self.maxbo.val() {
+            self.bo1.next = self.q.val().backoff + self.one3.val();
+        } else {
+            self.bo1.next = self.maxbo.val();
+        }
+        self.shamt.next = self.q.val().backoff;
+        if self.ir.q.val().op == self.op_timer.val() {
+            self.shamt.next = self.bo1.val();
+        }
+        self.dl.next = self.ir.q.val().now + (self.ir.q.val().rto << self.shamt.val());
         if self.is_send.val() {
             self.rec.next.ok = self.room.val();
             self.rec.next.psn = self.q.val().nxt;
@@ -310,7 +332,7 @@ impl Logic for TxScoreboardCompact {
                 self.ns.next.nxt = self.q.val().nxt + self.c1.val();
                 if !self.q.val().armed {
                     self.ns.next.armed = true;
-                    self.ns.next.deadline = self.ir.q.val().now + (self.ir.q.val().rto << self.q.val().backoff);
+                    self.ns.next.deadline = self.dl.val();
                 }
             }
         }
@@ -367,16 +389,11 @@ impl Logic for TxScoreboardCompact {
         }
         // TIMER: expired when armed and not now < deadline
         self.tdiff.next = self.ir.q.val().now - self.q.val().deadline;
-        if self.q.val().backoff < self.maxbo.val() {
-            self.bo1.next = self.q.val().backoff + self.one3.val();
-        } else {
-            self.bo1.next = self.maxbo.val();
-        }
         if (self.ir.q.val().op == self.op_timer.val()) && self.q.val().armed && !self.tdiff.val().get_bit(31) {
             self.rec.next.ok = true;
             self.rec.next.backoff = self.bo1.val();
             self.ns.next.backoff = self.bo1.val();
-            self.ns.next.deadline = self.ir.q.val().now + (self.ir.q.val().rto << self.bo1.val());
+            self.ns.next.deadline = self.dl.val();
         }
         if self.ir.q.val().op == self.op_clear.val() {
             self.ns.next.backoff = self.z3.val();
@@ -419,14 +436,13 @@ impl Logic for TxScoreboardCompact {
             }
         }
         self.room_mask.next = !self.noroom.q.val();
-        self.xr.d.next = self.rec.val();
-        self.xv.d.next = self.ir.q.val().v;
 
         // ---------------- output FIFO ----------------
         self.fifo.clock.next = self.clock.val();
         self.fifo.accept.next = self.accept.val();
-        self.fifo.write.next = self.xv.q.val();
-        self.fifo.write_data.next = self.xr.q.val();
+        // the record straight from X: the FIFO's RAM registers it
+        self.fifo.write.next = self.ir.q.val().v;
+        self.fifo.write_data.next = self.rec.val();
         self.fifo.out_ready.next = self.out_ready.val();
         self.out_valid.next = self.fifo.out_valid.val();
         self.out.next = self.fifo.out.val();
