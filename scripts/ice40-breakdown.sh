@@ -2,8 +2,9 @@
 # Where the Alchitry Cu's logic goes: yosys `synth_ice40` cell counts (LUT4, flip-flops, carry,
 # block RAM) of the small configuration's blocks, of `transport_core` with its CSR bus tied off
 # as the board's self-test ties it, and of the board top with `transport_core` as a black box
-# (the self-test, the UART reporter, the PLL). `mroce synth --board alchitry-cu` gives the
-# placed total; this splits it (fpga-boards/alchitry-cu/README.md).
+# (the self-test, the UART reporter, the PLL), with `mroce synth`'s options (`synth_ice40 -abc9`).
+# `mroce synth --board alchitry-cu` gives the placed total; this splits it
+# (fpga-boards/alchitry-cu/README.md).
 # Usage: scripts/ice40-breakdown.sh [OUT_DIR]   (default target/ice40-breakdown)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -49,7 +50,7 @@ cells() { # cells NAME LOG: one table row from a yosys `stat`
 syn() { # syn NAME TOP FILES...: synthesise for iCE40, print the row
   local name=$1 top=$2; shift 2
   (cd "$out" && yosys -q -p "read_verilog -lib +/ice40/cells_sim.v; read_verilog -sv -I. $*; \
-     synth_ice40 -top $top; tee -q -o $name.stat stat" >"$name.log" 2>&1) ||
+     synth_ice40 -abc9 -top $top; tee -q -o $name.stat stat" >"$name.log" 2>&1) ||
     { echo "ice40-breakdown: yosys failed on $name (see $out/$name.log)" >&2; exit 1; }
   cells "$name" "$out/$name.stat"
 }

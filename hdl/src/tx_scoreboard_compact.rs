@@ -126,6 +126,12 @@ pub struct TxScoreboardCompact {
     nw: [Signal<Local, Bits<32>>; SACK_WORDS],
     alloc: Signal<Local, Bits<32>>,
     room: Signal<Local, Bit>,
+    /// has_room after a SEND that allocates, and after a slide: `next - una` is `alloc + 1` or
+    /// `alloc - 32` then, compared beside the transaction instead of after it (the record's room
+    /// bit and `room_mask` were the board's critical path).
+    room_send: Signal<Local, Bit>,
+    room_slide: Signal<Local, Bit>,
+    nroom: Signal<Local, Bit>,
     w: Signal<Local, Bits<WB>>,
     m: Signal<Local, Bits<32>>,
     d: Signal<Local, Bits<32>>,
@@ -200,6 +206,9 @@ impl Default for TxScoreboardCompact {
             nw: Default::default(),
             alloc: Default::default(),
             room: Default::default(),
+            room_send: Default::default(),
+            room_slide: Default::default(),
+            nroom: Default::default(),
             w: Default::default(),
             m: Default::default(),
             d: Default::default(),
@@ -276,6 +285,9 @@ impl Logic for TxScoreboardCompact {
         // has_room before the operation: next - una < SACK_BITS - 32
         self.alloc.next = self.q.val().nxt - self.q.val().una;
         self.room.next = self.alloc.val() < self.croom.val();
+        self.room_send.next = (self.alloc.val() + self.c1.val()) < self.croom.val();
+        self.room_slide.next = (self.alloc.val() - self.c32.val()) < self.croom.val();
+        self.nroom.next = self.room.val();
         // SEND: the bit of `next`; ACK_WORD: the word of `word_psn` (word_psn - una)
         if self.is_send.val() {
             self.d.next = self.alloc.val();
@@ -330,6 +342,7 @@ impl Logic for TxScoreboardCompact {
                     }
                 }
                 self.ns.next.nxt = self.q.val().nxt + self.c1.val();
+                self.nroom.next = self.room_send.val();
                 if !self.q.val().armed {
                     self.ns.next.armed = true;
                     self.ns.next.deadline = self.dl.val();
@@ -382,6 +395,7 @@ impl Logic for TxScoreboardCompact {
             if !self.hw.val().any() && (self.alloc.val() >= self.c32.val()) {
                 self.ns.next.head = self.q.val().head + self.wone.val();
                 self.ns.next.una = self.q.val().una + self.c32.val();
+                self.nroom.next = self.room_slide.val();
             }
             if !self.any_nz.val() {
                 self.ns.next.armed = false;
@@ -419,7 +433,8 @@ impl Logic for TxScoreboardCompact {
         self.rec.next.armed = self.ns.val().armed;
         self.rec.next.deadline = self.ns.val().deadline;
         self.rec.next.empty = !self.any_nz.val();
-        self.rec.next.room = (self.ns.val().nxt - self.ns.val().una) < self.croom.val();
+        // next - una after the operation (a RESET leaves 0, below the room bound)
+        self.rec.next.room = self.nroom.val() || (self.ir.q.val().op == self.op_reset.val());
         self.st.write_address.next = self.ir.q.val().path;
         self.st.write_data.next = self.ns.val();
         self.st.write_enable.next = self.ir.q.val().v;
