@@ -23,19 +23,22 @@ module mroce_alchitry_cu(clk_100mhz, led, usb_tx);
     SB_PLL40_CORE #(.FEEDBACK_PATH("SIMPLE"), .DIVR(4'd0), .DIVF(7'd7), .DIVQ(3'd5), .FILTER_RANGE(3'd5))
       pll(.REFERENCECLK(clk_100mhz), .PLLOUTGLOBAL(clock), .LOCK(locked), .RESETB(1'b1), .BYPASS(1'b0));
 `endif
-    // start the self-test 1024 clocks after configuration
-    reg [10:0] por = 0;
-    always @(posedge clock) if (!por[10]) por <= por + 1;
+    // the LED blinker's counter; the self-test starts 1024 clocks after configuration, when
+    // blink[10] first rises (no separate power-on counter)
+    reg [23:0] blink = 0;
+    always @(posedge clock) blink <= blink + 1;
+    reg started = 1'b0;
+    always @(posedge clock) if (blink[10]) started <= 1'b1;
+    wire start = started || blink[10];
 
     wire done, pass;
-    // 1024 messages (the retransmit queue and delivered bitmap fit the HX8K's block RAM)
-    mroce_selftest #(.N_PKTS(1024), .SEQ_BITS(10), .RTO(4000), .TIMER_PERIOD(1024), .CLKS_PER_BIT(217),
-                     .REPEAT_CLKS(1 << 25))
-      selftest(.clock(clock), .start(por[10]), .drop_thresh(DROP16), .uart_tx(usb_tx), .done(done),
+    // 1024 messages (the retransmit queue and delivered bitmap fit the HX8K's block RAM); 16-bit
+    // status counters and data words (logic cells and block RAMs are short here)
+    mroce_selftest #(.N_PKTS(1024), .SEQ_BITS(10), .RTO(4000), .TIMER_PERIOD(1024), .COUNT_BITS(16),
+                     .DATA_BITS(16), .CLKS_PER_BIT(217), .REPEAT_CLKS(1 << 25))
+      selftest(.clock(clock), .start(start), .drop_thresh(DROP16), .uart_tx(usb_tx), .done(done),
                .pass(pass), .delivered(), .sent(), .retransmits(), .dropped(), .duplicates(),
                .data_errors(), .acks(), .rtos(), .cycles());
 
-    reg [23:0] blink = 0;
-    always @(posedge clock) blink <= blink + 1;
-    assign led = {blink[23], 3'b0, done && !pass, done && pass, done, por[10] && !done};
+    assign led = {blink[23], 3'b0, done && !pass, done && pass, done, start && !done};
 endmodule

@@ -7,7 +7,8 @@
 //             CREDIT; every TIMER_PERIOD clocks: TIMER on every path, EXPIRE until empty on the
 //             expired ones, CREDIT;
 //   channel:  SLOTS slots, each packet dropped with probability drop_thresh/65536 or held for
-//             DELAY_MIN + (0..DELAY_MASK) clocks (packets overtake each other);
+//             DELAY_MIN + (0..DELAY_MASK) clocks (packets overtake each other); the payload
+//             (path, PSN, message number, data word) in block RAM, a down-counter per slot;
 //   receiver: PACKET (floor = psn - CWND_MAX_PKTS, below the sender's una by the scoreboard's
 //             window invariant; immediate ACK when the channel is empty) -> the ACK snapshot back
 //             to the sender (lossless); a new packet's data word is checked against its message
@@ -19,9 +20,9 @@
 module mroce_bist #(
     // messages to deliver (each one packet); at most 2^SEQ_BITS
     parameter N_PKTS = 4096,
-    // message-number width (retransmit queue and delivered bitmap have 2^SEQ_BITS entries)
+    // message-number width (the delivered bitmap has 2^SEQ_BITS entries)
     parameter SEQ_BITS = 12,
-    // channel delay: DELAY_MIN + (lfsr & DELAY_MASK) clocks
+    // channel delay: DELAY_MIN + (lfsr & DELAY_MASK) clocks (DELAY_MIN >= 1, the sum <= 2^16)
     parameter DELAY_MIN = 16,
     parameter DELAY_MASK = 63,
     // RTO in clocks (transport_core's `now` counts clocks here)
@@ -30,6 +31,12 @@ module mroce_bist #(
     parameter TIMER_PERIOD = 1024,
     // give up after this many clocks
     parameter MAX_CYCLES = 50000000,
+    // width of the status counters other than `cycles` (> SEQ_BITS; the ports stay 32 bits,
+    // zero-extended; they saturate, delivered stops at N_PKTS): 16 on the iCE40 board
+    parameter COUNT_BITS = 32,
+    // width of the data word each packet carries (SEQ_BITS..32): 16 on the iCE40 board, where
+    // the channel's payload then fits 4 block RAMs rather than 5
+    parameter DATA_BITS = 32,
     // paths and planes given to the selector's INIT
     parameter PLANES = 4,
     // INIT the path selector at start (0 when a control core set the connection up); the
@@ -77,9 +84,31 @@ module mroce_bist #(
     localparam [15:0] NP16 = NP;
     localparam [15:0] PLANES16 = PLANES;
     localparam [31:0] RTO32 = RTO;
+    // register widths: status counters, clock counter (reaches MAX_CYCLES + 1), ACKed and lost
+    // PSNs of one CREDIT (at most the SACK_BITS outstanding of a path), channel delay counters
+    localparam CB = COUNT_BITS;
+    localparam CYB = $clog2(MAX_CYCLES + 2) < 32 ? $clog2(MAX_CYCLES + 2) : 32;
+    localparam NB = SB + 2;
+    localparam DB = $clog2(DELAY_MIN + DELAY_MASK) > 0 ? $clog2(DELAY_MIN + DELAY_MASK) : 1;
+    localparam [DB-1:0] DLY_MIN1 = DELAY_MIN - 1;
+    localparam [DB-1:0] DLY_MASK = DELAY_MASK;
+    localparam TB = $clog2(TIMER_PERIOD + 1);
+    localparam [TB-1:0] TIMER_RELOAD = TIMER_PERIOD - 1;
 
-    function [31:0] data_of(input [SEQ_BITS-1:0] s);
-        data_of = {{(32-SEQ_BITS){1'b0}}, s} * 32'h9E3779B1 + 32'h6D726365;
+    // the data word of message s: s, then copies of s each rotated one bit further, XOR a
+    // constant; cheap (no multiplier), every bit depends on s and no two messages share a word
+    localparam [31:0] DATA_KEY = 32'h6D726365;
+    function [DATA_BITS-1:0] data_of(input [SEQ_BITS-1:0] s);
+        integer i;
+        begin
+            for (i = 0; i < DATA_BITS; i = i + 1)
+                data_of[i] = s[(i + i / SEQ_BITS) % SEQ_BITS];
+            data_of = data_of ^ DATA_KEY[DATA_BITS-1:0];
+        end
+    endfunction
+    // a status counter plus one, saturating (a narrow data_errors must not wrap to 0)
+    function [CB-1:0] inc(input [CB-1:0] n);
+        inc = &n ? n : n + 1'b1;
     endfunction
     function [5:0] low_bit(input [31:0] m);  // index of the lowest set bit (m != 0)
         integer i;
@@ -106,12 +135,27 @@ module mroce_bist #(
         end
     endfunction
 
+    // status counters, COUNT_BITS wide; the ports zero-extend them
+    reg [CB-1:0] n_delivered, n_sent, n_retransmits, n_dropped, n_duplicates, n_data_errors, n_acks, n_rtos;
+    reg [CYB-1:0] n_cycles;
+    always @(*) begin
+        delivered = 0; delivered[CB-1:0] = n_delivered;
+        sent = 0; sent[CB-1:0] = n_sent;
+        retransmits = 0; retransmits[CB-1:0] = n_retransmits;
+        dropped = 0; dropped[CB-1:0] = n_dropped;
+        duplicates = 0; duplicates[CB-1:0] = n_duplicates;
+        data_errors = 0; data_errors[CB-1:0] = n_data_errors;
+        acks = 0; acks[CB-1:0] = n_acks;
+        rtos = 0; rtos[CB-1:0] = n_rtos;
+        cycles = 0; cycles[CYB-1:0] = n_cycles;
+    end
+
     reg [15:0] lfsr;  // x^16 + x^14 + x^13 + x^11 + 1
     reg [31:0] now;
     initial begin
-        lfsr = 16'hACE1; now = 0; cycles = 0; done = 0; pass = 0;
-        delivered = 0; sent = 0; retransmits = 0; dropped = 0; duplicates = 0; data_errors = 0;
-        acks = 0; rtos = 0;
+        lfsr = 16'hACE1; now = 0; n_cycles = 0; done = 0; pass = 0;
+        n_delivered = 0; n_sent = 0; n_retransmits = 0; n_dropped = 0; n_duplicates = 0; n_data_errors = 0;
+        n_acks = 0; n_rtos = 0;
     end
     always @(posedge clock) begin
         lfsr <= {lfsr[14:0], lfsr[15] ^ lfsr[13] ^ lfsr[12] ^ lfsr[10]};
@@ -120,47 +164,53 @@ module mroce_bist #(
 
     // ------------------------------------------------------------------ channel
     localparam SLOTS = 8;
+    localparam PW = PB + 32 + SEQ_BITS + DATA_BITS;  // payload: path, PSN, message number, data word
     reg [SLOTS-1:0] c_v;
-    reg [PB-1:0] c_path [0:SLOTS-1];
-    reg [31:0] c_psn [0:SLOTS-1];
-    reg [SEQ_BITS-1:0] c_seq [0:SLOTS-1];
-    reg [31:0] c_data [0:SLOTS-1];
-    reg [31:0] c_due [0:SLOTS-1];
+    // clocks until the slot's packet is due (0: due; a free slot's is 0)
+    reg [DB-1:0] c_left [0:SLOTS-1];
+    // payload, one entry more than slots: entry SLOTS stays 0 (PSN 0 of the receiver's RESETs);
+    // the slot read is never the slot written (no_rw_check: no read-first emulation)
+    (* no_rw_check *) reg [PW-1:0] c_pay [0:SLOTS];
+    reg [PW-1:0] r_pay;  // c_pay[] read at the receiver's take
     integer ci;
-    initial c_v = 0;
+    initial begin
+        c_v = 0;
+        for (ci = 0; ci < SLOTS; ci = ci + 1) c_left[ci] = 0;
+        for (ci = 0; ci <= SLOTS; ci = ci + 1) c_pay[ci] = 0;
+    end
+    // the sender's push (one clock pulse) and the receiver's take
+    reg push;
+    reg [2:0] push_slot;
+    reg take;
+    reg [2:0] take_slot;
+    initial begin push = 0; take = 0; end
     reg ch_free;
-    reg [2:0] ch_free_slot;
+    reg [2:0] ch_free_next;  // lowest free slot once a pending take has freed its slot
     reg ch_ready;
     reg [2:0] ch_ready_slot;
     always @(*) begin
-        ch_free = 0; ch_free_slot = 0; ch_ready = 0; ch_ready_slot = 0;
+        ch_free = 0; ch_free_next = 0; ch_ready = 0; ch_ready_slot = 0;
         for (ci = SLOTS - 1; ci >= 0; ci = ci - 1) begin
-            if (!c_v[ci]) begin ch_free = 1; ch_free_slot = ci[2:0]; end
-            if (c_v[ci] && (now - c_due[ci]) < 32'h8000_0000) begin
+            if (!c_v[ci]) ch_free = 1;
+            if (!c_v[ci] || (take && take_slot == ci[2:0])) ch_free_next = ci[2:0];
+            if (c_v[ci] && c_left[ci] == 0) begin
                 ch_ready = 1; ch_ready_slot = ci[2:0];
             end
         end
     end
-    // the sender's push (one clock pulse) and the receiver's take
-    reg push;
-    reg [PB-1:0] push_path;
-    reg [31:0] push_psn;
-    reg [SEQ_BITS-1:0] push_seq;
-    reg take;
-    reg [2:0] take_slot;
-    initial begin push = 0; take = 0; end
+    // the payload is written with the SEND's record (sender), into push_slot; the push a clock
+    // later drops the packet or makes the slot valid
     always @(posedge clock) begin
         if (take) c_v[take_slot] <= 1'b0;
+        for (ci = 0; ci < SLOTS; ci = ci + 1)
+            if (c_left[ci] != 0) c_left[ci] <= c_left[ci] - 1'b1;
         if (push) begin
             if (lfsr < drop_thresh) begin
-                dropped <= dropped + 1;
+                n_dropped <= inc(n_dropped);
             end else begin
-                c_v[ch_free_slot] <= 1'b1;
-                c_path[ch_free_slot] <= push_path;
-                c_psn[ch_free_slot] <= push_psn;
-                c_seq[ch_free_slot] <= push_seq;
-                c_data[ch_free_slot] <= data_of(push_seq);
-                c_due[ch_free_slot] <= now + DELAY_MIN + {16'b0, lfsr & DELAY_MASK[15:0]};
+                c_v[push_slot] <= 1'b1;
+                // due DELAY_MIN + (lfsr & DELAY_MASK) clocks after now
+                c_left[push_slot] <= DLY_MIN1 + (lfsr[DB-1:0] & DLY_MASK);
             end
         end
     end
@@ -177,9 +227,6 @@ module mroce_bist #(
     localparam R_IDLE = 0, R_WAIT = 1, R_CHECK = 2, R_INIT = 3;
     reg [1:0] rs;
     reg [4:0] rk;
-    wire [4:0] rk1 = rk + 5'd1;
-    reg [SEQ_BITS-1:0] r_seq;
-    reg [31:0] r_data;
     reg seen [0:(1<<SEQ_BITS)-1];  // delivered messages
     reg seen_bit;
     reg [4:0] r_records;
@@ -188,34 +235,41 @@ module mroce_bist #(
         rs = R_INIT; rk = 0; rx_in_valid = 0; r_records = 0;
         for (si = 0; si < (1 << SEQ_BITS); si = si + 1) seen[si] = 1'b0;
     end
+    // a packet is taken from the channel (R_IDLE); its payload is read into r_pay at the same
+    // clock edge, the RESETs of R_INIT read the zero entry
+    wire r_take = start && !done && rs == R_IDLE && ch_ready && !take && !aq_v;
+    wire r_init = start && !done && rs == R_INIT;
+    always @(posedge clock)
+        if (r_take || r_init) r_pay <= c_pay[r_init ? SLOTS[3:0] : {1'b0, ch_ready_slot}];
+    wire [SEQ_BITS-1:0] r_seq = r_pay[DATA_BITS +: SEQ_BITS];
+    wire [DATA_BITS-1:0] r_data = r_pay[DATA_BITS-1:0];
+    always @(*) begin
+        rx_in_path = rs == R_INIT ? rk[PB-1:0] : r_pay[PW-1 -: PB];
+        rx_in_psn = r_pay[DATA_BITS + SEQ_BITS +: 32];
+        rx_in_floor = rx_in_psn - WIN;
+    end
     always @(posedge clock) begin
         take <= 1'b0;
         if (aq_pop) aq_v <= 1'b0;
         if (start && !done) case (rs)
             R_INIT: begin  // RESET every path at ISN 0, then wait for their records
                 if (rk < NP) begin
-                    rx_in_valid <= 1'b1; rx_in_op <= `MROCE_RX_OP_RESET; rx_in_path <= rk[PB-1:0]; rx_in_psn <= 0;
+                    rx_in_valid <= 1'b1; rx_in_op <= `MROCE_RX_OP_RESET;
                     if (rx_in_valid && rx_in_ready) begin
                         rk <= rk + 1;
-                        rx_in_path <= rk1[PB-1:0];
                         if (rk == NP - 1) rx_in_valid <= 1'b0;
                     end
                 end
                 if (rx_out_valid) r_records <= r_records + 1;
                 if (r_records == NP) rs <= R_IDLE;
             end
-            R_IDLE: if (ch_ready && !take && !aq_v) begin
+            R_IDLE: if (r_take) begin
                 rx_in_valid <= 1'b1;
                 rx_in_op <= `MROCE_RX_OP_PACKET;
-                rx_in_path <= c_path[ch_ready_slot];
-                rx_in_psn <= c_psn[ch_ready_slot];
-                rx_in_floor <= c_psn[ch_ready_slot] - WIN;
                 rx_in_ce <= 1'b0;
                 // immediate ACK when nothing else is waiting (coalesced otherwise)
                 rx_in_ack_req <= (c_v & ~(8'b1 << ch_ready_slot)) == 0;
                 rx_in_commit <= 1'b1;
-                r_seq <= c_seq[ch_ready_slot];
-                r_data <= c_data[ch_ready_slot];
                 take <= 1'b1;
                 take_slot <= ch_ready_slot;
                 rs <= R_WAIT;
@@ -233,17 +287,17 @@ module mroce_bist #(
                         seen_bit <= seen[r_seq];
                         rs <= R_CHECK;
                     end else begin
-                        duplicates <= duplicates + 1;
+                        n_duplicates <= inc(n_duplicates);
                         rs <= R_IDLE;
                     end
                 end
             end
             R_CHECK: begin
-                if (r_data != data_of(r_seq)) data_errors <= data_errors + 1;
-                if (seen_bit) duplicates <= duplicates + 1;  // a spurious retransmission's twin
+                if (r_data != data_of(r_seq)) n_data_errors <= inc(n_data_errors);
+                if (seen_bit) n_duplicates <= inc(n_duplicates);  // a spurious retransmission's twin
                 else begin
                     seen[r_seq] <= 1'b1;
-                    delivered <= delivered + 1;
+                    n_delivered <= n_delivered + 1'b1;  // at most N_PKTS
                 end
                 rs <= R_IDLE;
             end
@@ -260,14 +314,15 @@ module mroce_bist #(
     reg [3:0] after_credit;  // state after S_CREDIT
     reg [4:0] k;
     reg [PB-1:0] cur_path;
-    reg [31:0] lost_below;
     reg [31:0] word_psn;
     reg [31:0] lost_mask;
-    reg [15:0] acked_n, lost_n;
-    reg [15:0] room;
+    reg [NB-1:0] acked_n, lost_n;
+    reg [NP-1:0] room;
     reg timer_due;
-    reg [31:0] timer_at;
-    reg [31:0] backoff_until;
+    // clocks until the next TIMER round is due, and until SELECT may be retried (down-counters
+    // rather than 32-bit times compared with `now`)
+    reg [TB-1:0] timer_left;
+    reg [5:0] backoff_left;
     reg [SEQ_BITS:0] next_seq;
     reg from_retx;
     reg [SEQ_BITS-1:0] cur_seq;
@@ -275,15 +330,19 @@ module mroce_bist #(
     // message number of every outstanding PSN: seq_of[path][psn % SACK_BITS]
     reg [SEQ_BITS-1:0] seq_of [0:NP*(1<<SB)-1];
     reg [SEQ_BITS-1:0] seq_rd;
-    // retransmit queue (each message is at most once in it or outstanding)
-    reg [SEQ_BITS-1:0] rq [0:(1<<SEQ_BITS)-1];
-    reg [SEQ_BITS:0] rq_w, rq_r;
+    // retransmit queue: each message is at most once in it or outstanding, and new messages go
+    // out only when it is empty, so it never holds more than the NP x SACK_BITS PSNs the
+    // scoreboard can have outstanding (2^QB entries). rq_head is used clocks after a write, so a
+    // read colliding with one may return anything (no_rw_check)
+    localparam QB = SEQ_BITS < PB + SB ? SEQ_BITS : PB + SB;
+    (* no_rw_check *) reg [SEQ_BITS-1:0] rq [0:(1<<QB)-1];
+    reg [QB:0] rq_w, rq_r;
     wire rq_empty = rq_w == rq_r;
     reg [SEQ_BITS-1:0] rq_head;  // rq[rq_r], one clock behind (block RAM read)
-    always @(posedge clock) rq_head <= rq[rq_r[SEQ_BITS-1:0]];
+    always @(posedge clock) rq_head <= rq[rq_r[QB-1:0]];
     initial begin
-        ss = S_INIT_TX; k = 0; room = 16'hFFFF; timer_due = 0; timer_at = TIMER_PERIOD;
-        backoff_until = 0; next_seq = 0; rq_w = 0; rq_r = 0; tx_in_valid = 0; sel_in_valid = 0; issued = 0;
+        ss = S_INIT_TX; k = 0; room = {NP{1'b1}}; timer_due = 0; timer_left = TIMER_PERIOD;
+        backoff_left = 0; next_seq = 0; rq_w = 0; rq_r = 0; tx_in_valid = 0; sel_in_valid = 0; issued = 0;
     end
     wire tx_rec = tx_out_valid;
     // the selector's record of the operation issued; a control core's own commands (SEL_CMD,
@@ -297,21 +356,29 @@ module mroce_bist #(
     wire [31:0] aq_word = aq_sack[k[WB-1:0]*32 +: 32];
     // PSN offset of SACK word k in the ACK's window
     wire [31:0] word_off = {{(27-WB){1'b0}}, k[WB-1:0], 5'b0};
+    // ... and of the highest PSN word k reports (when it reports one)
+    wire [5:0] word_high = high_bit(aq_word);
+    wire [31:0] high_off = {{(27-WB){1'b0}}, k[WB-1:0], word_high[4:0]};
+    // the ACK_WORD's mask straight from the ACK snapshot (k and aq_sack hold while it is
+    // valid; the other operations ignore it): no copy register
+    always @(*) tx_in_mask = aq_word;
     always @(posedge clock) begin
         push <= 1'b0;
         aq_pop <= 1'b0;
-        cycles <= cycles + (start && !done);
-        if (start && !done && (now - timer_at) < 32'h8000_0000) begin
+        n_cycles <= n_cycles + {{(CYB-1){1'b0}}, start && !done};
+        if (timer_left != 0) timer_left <= timer_left - 1'b1;
+        if (backoff_left != 0) backoff_left <= backoff_left - 1'b1;
+        if (start && !done && timer_left == 0) begin
             timer_due <= 1'b1;
-            timer_at <= now + TIMER_PERIOD;
+            timer_left <= TIMER_RELOAD;
         end
         if (tx_in_valid && tx_in_ready) tx_in_valid <= 1'b0;
         if (sel_in_valid && sel_in_ready) sel_in_valid <= 1'b0;
         if (tx_rec) room[tx_out[`MROCE_TX_PATH]] <= tx_out[`MROCE_TX_ROOM];
-        if (start && !done && delivered == N_PKTS) begin
+        if (start && !done && n_delivered == N_PKTS) begin
             done <= 1'b1;
-            pass <= data_errors == 0;
-        end else if (start && !done && cycles >= MAX_CYCLES) begin
+            pass <= n_data_errors == 0;
+        end else if (start && !done && n_cycles >= MAX_CYCLES) begin
             done <= 1'b1;
             pass <= 1'b0;
         end else if (start && !done) case (ss)
@@ -330,18 +397,19 @@ module mroce_bist #(
             end
             S_IDLE: begin
                 if (aq_v) begin
-                    cur_path <= aq_path; k <= NW - 1; lost_below <= aq_base; acked_n <= 0; lost_n <= 0;
-                    acks <= acks + 1;
+                    // tx_in_lost_below is set here and in S_ACK_HI (no TX operation is pending)
+                    cur_path <= aq_path; k <= NW - 1; tx_in_lost_below <= aq_base; acked_n <= 0; lost_n <= 0;
+                    n_acks <= inc(n_acks);
                     ss <= S_ACK_HI;
                 end else if (timer_due) begin
                     timer_due <= 1'b0; k <= 0; ss <= S_TIMER;
-                end else if ((!rq_empty || next_seq < N_PKTS) && ch_free && !push
-                             && (now - backoff_until) < 32'h8000_0000) begin
+                end else if ((!rq_empty || next_seq < N_PKTS) && ch_free && !push && backoff_left == 0) begin
                     ss <= S_SELECT;
                 end
             end
             S_SELECT: if (!issued) begin
-                sel_in_valid <= 1'b1; sel_in_op <= `MROCE_SEL_OP_SELECT; sel_in_room <= room;
+                sel_in_valid <= 1'b1; sel_in_op <= `MROCE_SEL_OP_SELECT;
+                sel_in_room <= 16'hFFFF; sel_in_room[NP-1:0] <= room;
                 issued <= 1'b1;
             end else if (sel_rec) begin
                 issued <= 1'b0;
@@ -351,7 +419,7 @@ module mroce_bist #(
                     cur_seq <= rq_empty ? next_seq[SEQ_BITS-1:0] : rq_head;
                     ss <= S_SEND;
                 end else begin
-                    backoff_until <= now + 64;  // no eligible path: wait for ACKs
+                    backoff_left <= 6'd63;  // no eligible path: wait 64 clocks for ACKs
                     ss <= S_IDLE;
                 end
             end
@@ -363,9 +431,10 @@ module mroce_bist #(
                 issued <= 1'b0;
                 if (tx_out[`MROCE_TX_OK]) begin
                     seq_of[{cur_path, rec_psn[SB-1:0]}] <= cur_seq;
-                    push <= 1'b1; push_path <= cur_path; push_psn <= tx_out[`MROCE_TX_PSN]; push_seq <= cur_seq;
-                    sent <= sent + 1;
-                    if (from_retx) begin rq_r <= rq_r + 1; retransmits <= retransmits + 1; end
+                    c_pay[{1'b0, ch_free_next}] <= {cur_path, rec_psn, cur_seq, data_of(cur_seq)};
+                    push <= 1'b1; push_slot <= ch_free_next;
+                    n_sent <= inc(n_sent);
+                    if (from_retx) begin rq_r <= rq_r + 1; n_retransmits <= inc(n_retransmits); end
                     else next_seq <= next_seq + 1;
                     ss <= S_IDLE;
                 end else begin
@@ -373,9 +442,9 @@ module mroce_bist #(
                     acked_n <= 0; lost_n <= 1; after_credit <= S_IDLE; ss <= S_CREDIT;
                 end
             end
-            S_ACK_HI: begin  // lost_below = one past the highest PSN the ACK reports
+            S_ACK_HI: begin  // tx_in_lost_below = one past the highest PSN the ACK reports
                 if (aq_word != 0) begin
-                    lost_below <= aq_base + word_off + {26'b0, high_bit(aq_word)};
+                    tx_in_lost_below <= aq_base + high_off;
                     k <= 0; ss <= S_ACK_WORD;
                 end else if (k == 0) begin
                     k <= 0; ss <= S_ACK_WORD;
@@ -383,13 +452,13 @@ module mroce_bist #(
             end
             S_ACK_WORD: if (!issued) begin
                 tx_in_valid <= 1'b1; tx_in_op <= `MROCE_TX_OP_ACK_WORD; tx_in_path <= cur_path;
-                tx_in_psn <= aq_base + word_off; tx_in_mask <= aq_word; tx_in_lost_below <= lost_below;
+                tx_in_psn <= aq_base + word_off;
                 tx_in_now <= now; tx_in_rto <= RTO32;
-                word_psn <= aq_base + word_off;
                 issued <= 1'b1;
             end else if (tx_rec) begin
                 issued <= 1'b0;
-                acked_n <= acked_n + {10'b0, popcount(rec_freed)};
+                word_psn <= tx_in_psn;  // (not a second copy of the sum: fewer logic cells)
+                acked_n <= acked_n + {{(NB-6){1'b0}}, popcount(rec_freed)};
                 lost_mask <= rec_lost;
                 if (k == NW - 1) begin
                     aq_pop <= 1'b1;
@@ -403,17 +472,18 @@ module mroce_bist #(
             else begin  // one lost PSN per two clocks: look up its message
                 seq_rd <= seq_of[{cur_path, lost_psn[SB-1:0]}];
                 lost_mask <= lost_mask & (lost_mask - 1);
-                lost_n <= lost_n + 1;
+                lost_n <= lost_n + 1'b1;
                 ss <= S_LOST_PUSH;
             end
             S_LOST_PUSH: begin
-                rq[rq_w[SEQ_BITS-1:0]] <= seq_rd;
+                rq[rq_w[QB-1:0]] <= seq_rd;
                 rq_w <= rq_w + 1;
                 ss <= S_LOST;
             end
             S_CREDIT: if (!issued) begin
                 sel_in_valid <= 1'b1; sel_in_op <= `MROCE_SEL_OP_CREDIT; sel_in_path <= cur_path;
-                sel_in_a <= acked_n; sel_in_b <= lost_n; sel_in_c <= 0; sel_in_flag <= 1'b0;
+                sel_in_a <= 0; sel_in_a[NB-1:0] <= acked_n; sel_in_b <= 0; sel_in_b[NB-1:0] <= lost_n;
+                sel_in_c <= 0; sel_in_flag <= 1'b0;
                 issued <= 1'b1;
             end else if (sel_rec) begin
                 issued <= 1'b0;
@@ -428,7 +498,7 @@ module mroce_bist #(
             end else if (tx_rec) begin
                 issued <= 1'b0;
                 if (tx_out[`MROCE_TX_OK]) begin
-                    rtos <= rtos + 1; acked_n <= 0; lost_n <= 0; ss <= S_EXPIRE;
+                    n_rtos <= inc(n_rtos); acked_n <= 0; lost_n <= 0; ss <= S_EXPIRE;
                 end else k <= k + 1;
             end
             S_EXPIRE: if (!issued) begin  // every outstanding PSN of the path is lost

@@ -10,6 +10,9 @@ module mroce_selftest(clock,start,drop_thresh,uart_tx,done,pass,delivered,sent,r
     parameter RTO = 4000;
     parameter TIMER_PERIOD = 1024;
     parameter MAX_CYCLES = 50000000;
+    // status counter width (16 on the iCE40 board; the ports stay 32 bits), data word width
+    parameter COUNT_BITS = 32;
+    parameter DATA_BITS = 32;
     // UART report: clocks per bit, clocks between reports
     parameter CLKS_PER_BIT = 217;
     parameter REPEAT_CLKS = 1 << 26;
@@ -40,7 +43,8 @@ module mroce_selftest(clock,start,drop_thresh,uart_tx,done,pass,delivered,sent,r
     wire [31:0] csr_rdata;
     wire irq;
     mroce_bist #(.N_PKTS(N_PKTS), .SEQ_BITS(SEQ_BITS), .DELAY_MIN(DELAY_MIN),
-                 .DELAY_MASK(DELAY_MASK), .RTO(RTO), .TIMER_PERIOD(TIMER_PERIOD), .MAX_CYCLES(MAX_CYCLES))
+                 .DELAY_MASK(DELAY_MASK), .RTO(RTO), .TIMER_PERIOD(TIMER_PERIOD), .MAX_CYCLES(MAX_CYCLES),
+                 .COUNT_BITS(COUNT_BITS), .DATA_BITS(DATA_BITS))
       bist(
         .clock(clock),
         .start(start),
@@ -57,10 +61,11 @@ module mroce_selftest(clock,start,drop_thresh,uart_tx,done,pass,delivered,sent,r
         .acks(acks),
         .rtos(rtos),
         .cycles(cycles));
-    mroce_uart_report #(.CLKS_PER_BIT(CLKS_PER_BIT), .REPEAT_CLKS(REPEAT_CLKS))
-      report(.clock(clock), .done(done), .pass(pass), .delivered(delivered), .sent(sent),
-             .retransmits(retransmits), .dropped(dropped), .duplicates(duplicates),
-             .data_errors(data_errors), .tx(uart_tx));
+    mroce_uart_report #(.CLKS_PER_BIT(CLKS_PER_BIT), .REPEAT_CLKS(REPEAT_CLKS), .COUNT_BITS(COUNT_BITS))
+      report(.clock(clock), .done(done), .pass(pass), .delivered(delivered[COUNT_BITS-1:0]),
+             .sent(sent[COUNT_BITS-1:0]), .retransmits(retransmits[COUNT_BITS-1:0]),
+             .dropped(dropped[COUNT_BITS-1:0]), .duplicates(duplicates[COUNT_BITS-1:0]),
+             .data_errors(data_errors[COUNT_BITS-1:0]), .tx(uart_tx));
     transport_core core(
         .clock(clock),
         `MROCE_CORE_STREAM_PORTS,

@@ -6,75 +6,97 @@ module mroce_uart_report #(
     // clocks per UART bit (clock / baud rate: 25 MHz / 115200 = 217)
     parameter CLKS_PER_BIT = 217,
     // clocks between two reports
-    parameter REPEAT_CLKS = 1 << 26
+    parameter REPEAT_CLKS = 1 << 26,
+    // width of the counters (a multiple of 4, at most 32): the digits above print as 0
+    parameter COUNT_BITS = 32
 ) (
     input wire clock,
     input wire done,
     input wire pass,
-    input wire [31:0] delivered,
-    input wire [31:0] sent,
-    input wire [31:0] retransmits,
-    input wire [31:0] dropped,
-    input wire [31:0] duplicates,
-    input wire [31:0] data_errors,
+    input wire [COUNT_BITS-1:0] delivered,
+    input wire [COUNT_BITS-1:0] sent,
+    input wire [COUNT_BITS-1:0] retransmits,
+    input wire [COUNT_BITS-1:0] dropped,
+    input wire [COUNT_BITS-1:0] duplicates,
+    input wire [COUNT_BITS-1:0] data_errors,
     // UART transmit line (idle high)
     output reg tx
 );
     localparam LEN = 95;  // characters per line, "\r\n" included
+    localparam CB = COUNT_BITS;
+    // widths of the bit-time and repeat counters
+    localparam DVB = $clog2(CLKS_PER_BIT) > 0 ? $clog2(CLKS_PER_BIT) : 1;
+    localparam WCB = $clog2(REPEAT_CLKS + 1);
+    // the line's characters for verdict v (0 RUN, 1 PASS, 2 FAIL) in a ROM (one block RAM
+    // rather than ~70 logic cells of character multiplexers); a digit from the counters is DIGIT,
+    // LAST for a field's last one, "0" for those above COUNT_BITS
+    localparam [7:0] DIGIT = 8'd1, LAST = 8'd2;
+    localparam integer FIRST_POS = 13 - CB / 4;  // position of the first digit from the counters
+    localparam [3:0] FIRST = FIRST_POS[3:0];
+    function [7:0] char_of(input [1:0] v, input [6:0] i);  // i: character index in the line
+        reg [6:0] j, pos, fi;
+        begin
+            // from i = 15: field fi, position pos in " abc=" + 8 digits
+            j = i - 7'd15; pos = j % 7'd13; fi = j / 7'd13;
+            char_of = " ";
+            if (i < 11) case (i[3:0])
+                4'd0: char_of = "M"; 4'd1: char_of = "R"; 4'd2: char_of = "O"; 4'd3: char_of = "C";
+                4'd4: char_of = "E"; 4'd6: char_of = "B"; 4'd7: char_of = "I"; 4'd8: char_of = "S";
+                4'd9: char_of = "T"; default: char_of = " ";
+            endcase
+            else if (i < 15) case (v)
+                2'd0: char_of = i == 11 ? "R" : i == 12 ? "U" : i == 13 ? "N" : " ";
+                2'd1: char_of = i == 11 ? "P" : i == 12 ? "A" : "S";
+                default: char_of = i == 11 ? "F" : i == 12 ? "A" : i == 13 ? "I" : "L";
+            endcase
+            else if (i < 93) case (pos)
+                7'd0: char_of = " ";
+                7'd1: case (fi) 0: char_of = "d"; 1: char_of = "s"; 2: char_of = "r"; 3: char_of = "d"; 4: char_of = "d"; default: char_of = "e"; endcase
+                7'd2: case (fi) 0: char_of = "l"; 1: char_of = "n"; 2: char_of = "t"; 3: char_of = "r"; 4: char_of = "u"; default: char_of = "r"; endcase
+                7'd3: case (fi) 0: char_of = "v"; 1: char_of = "t"; 2: char_of = "x"; 3: char_of = "p"; 4: char_of = "p"; default: char_of = "r"; endcase
+                7'd4: char_of = "=";
+                7'd12: char_of = LAST;
+                default: char_of = pos[3:0] < FIRST ? "0" : DIGIT;
+            endcase
+            else if (i == 93) char_of = 8'h0D;
+            else if (i == 94) char_of = 8'h0A;
+        end
+    endfunction
+    reg [7:0] chars [0:511];
+    integer li;
+    initial for (li = 0; li < 512; li = li + 1) chars[li] = char_of(li[8:7], li[6:0]);
+    reg [7:0] rom;  // chars[{verdict, idx}], one clock behind idx (block RAM read)
     function [7:0] hex(input [3:0] n);
         hex = n < 10 ? 8'h30 + {4'b0, n} : 8'h41 + {4'b0, n} - 8'd10;
     endfunction
-    // the line's field values, frozen when a line starts
-    reg [31:0] f [0:5];
-    reg [7:0] status [0:3];
+    // the line's field values and verdict, frozen when a line starts; f[0] is the field being
+    // sent, its remaining digits at the top (shifted out, most significant first: no division),
+    // and the fields move down one place at the end of each (no 6-way multiplexer)
+    reg [CB-1:0] f [0:5];
+    reg [1:0] verdict;
     reg [6:0] idx;  // character being sent
-    // within the fields (idx >= 15): field fi, position pos in " abc=" + 8 digits, and the
-    // field's remaining digits in sh (most significant first): counters, no division
-    reg [2:0] fi;
-    reg [3:0] pos;
-    reg [31:0] sh;
-    reg [7:0] ch;
-    always @(*) begin
-        ch = 8'h20;
-        if (idx < 11) case (idx[3:0])
-            4'd0: ch = "M"; 4'd1: ch = "R"; 4'd2: ch = "O"; 4'd3: ch = "C"; 4'd4: ch = "E";
-            4'd6: ch = "B"; 4'd7: ch = "I"; 4'd8: ch = "S"; 4'd9: ch = "T"; default: ch = " ";
-        endcase
-        else if (idx < 15) ch = status[idx[1:0] + 2'd1];
-        else if (idx < 93) case (pos)
-            4'd0: ch = " ";
-            4'd1: case (fi) 0: ch = "d"; 1: ch = "s"; 2: ch = "r"; 3: ch = "d"; 4: ch = "d"; default: ch = "e"; endcase
-            4'd2: case (fi) 0: ch = "l"; 1: ch = "n"; 2: ch = "t"; 3: ch = "r"; 4: ch = "u"; default: ch = "r"; endcase
-            4'd3: case (fi) 0: ch = "v"; 1: ch = "t"; 2: ch = "x"; 3: ch = "p"; 4: ch = "p"; default: ch = "r"; endcase
-            4'd4: ch = "=";
-            default: ch = hex(sh[31:28]);
-        endcase
-        else if (idx == 93) ch = 8'h0D;
-        else ch = 8'h0A;
-    end
+    always @(posedge clock) rom <= chars[{verdict, idx}];
+    wire [7:0] ch = rom == DIGIT || rom == LAST ? hex(f[0][CB-1:CB-4]) : rom;
 
     reg busy;
     reg [3:0] bitn;  // 0 start, 1..8 data, 9 stop
-    reg [15:0] div;
-    reg [31:0] wait_clks;
+    reg [DVB-1:0] div;
+    reg [WCB-1:0] wait_clks;
     reg was_done;
     initial begin
-        tx = 1'b1; busy = 1'b0; idx = 0; bitn = 0; div = 0; wait_clks = 0; was_done = 1'b0;
-        fi = 0; pos = 0; sh = 0;
+        tx = 1'b1; busy = 1'b0; idx = 0; bitn = 0; div = 0; wait_clks = 0; was_done = 1'b0; verdict = 0;
     end
     always @(posedge clock) begin
         if (!busy) begin
-            wait_clks <= wait_clks + 1;
-            if ((done && !was_done) || wait_clks >= REPEAT_CLKS) begin
+            wait_clks <= wait_clks + 1'b1;
+            if ((done && !was_done) || wait_clks >= REPEAT_CLKS[WCB-1:0]) begin
                 was_done <= done;
                 wait_clks <= 0;
                 busy <= 1'b1;
-                idx <= 0; bitn <= 0; div <= 0; fi <= 0; pos <= 0;
+                idx <= 0; bitn <= 0; div <= 0;
                 f[0] <= delivered; f[1] <= sent; f[2] <= retransmits; f[3] <= dropped; f[4] <= duplicates;
                 f[5] <= data_errors;
-                if (!done) begin status[0] <= "R"; status[1] <= "U"; status[2] <= "N"; status[3] <= " "; end
-                else if (pass) begin status[0] <= "P"; status[1] <= "A"; status[2] <= "S"; status[3] <= "S"; end
-                else begin status[0] <= "F"; status[1] <= "A"; status[2] <= "I"; status[3] <= "L"; end
+                verdict <= !done ? 2'd0 : pass ? 2'd1 : 2'd2;
             end
         end else begin
             tx <= bitn == 0 ? 1'b0 : bitn == 9 ? 1'b1 : ch[bitn - 1];
@@ -84,15 +106,12 @@ module mroce_uart_report #(
                     bitn <= 0;
                     if (idx == LEN - 1) busy <= 1'b0;
                     else idx <= idx + 1;
-                    // advance the field position of the next character
-                    if (idx >= 15 && idx < 93) begin
-                        if (pos == 4'd12) begin pos <= 0; fi <= fi + 3'd1; end
-                        else pos <= pos + 4'd1;
-                        if (pos == 4'd4) sh <= f[fi];
-                        else if (pos >= 4'd5) sh <= {sh[27:0], 4'b0};
-                    end
+                    // after a digit: the next one, or the next field
+                    if (rom == LAST) begin
+                        f[0] <= f[1]; f[1] <= f[2]; f[2] <= f[3]; f[3] <= f[4]; f[4] <= f[5];
+                    end else if (rom == DIGIT) f[0] <= {f[0][CB-5:0], 4'b0};
                 end else bitn <= bitn + 1;
-            end else div <= div + 1;
+            end else div <= div + 1'b1;
         end
     end
 endmodule
