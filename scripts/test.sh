@@ -46,13 +46,18 @@ step "firmware image (riscv32imc) and section sizes" bash scripts/firmware-size.
 step "test (release)" cargo test --workspace --release "$@"
 # the release profile wraps on integer overflow; the model's own tests run once more in a debug
 # build, where an overflow in any component's arithmetic panics (about 20 s)
-# the smallest board that holds the transport, end to end: Colorlight i5 (ECP5-25F), reduced
+# boards end to end: Colorlight i5 (ECP5-25F), the smallest with the control core, reduced
 # configuration with its own firmware image (built under target/config-reduced); 8-15 minutes
 # alone. It starts after the tests, whose UDP and timing-sensitive cases then have both cores.
 # The ULX3S (default configuration, 10-17 minutes) runs outside CI, which it pushed to ~81 of
 # its 90 minutes: bash scripts/synth-check.sh ulx3s   (its SoC is still simulated as built in
 # the tests above: tests/board_ulx3s.rs)
-bg_step "board synthesis (Colorlight i5: reduced configuration)" bash scripts/synth-check.sh colorlight-i5
+# The smallest board, the Alchitry Cu (iCE40 HX8K, small configuration, no control core, about
+# 2 minutes), goes first; its Verilog as built is then simulated to the self-test's verdict.
+bg_step "board synthesis (Alchitry Cu: small configuration; Colorlight i5: reduced configuration)" \
+  bash -c 'bash scripts/synth-check.sh alchitry-cu && bash scripts/alchitry-cu-sim.sh &&
+    bash scripts/synth-check.sh colorlight-i5'
+
 step "model tests (debug build: overflow checks on)" cargo test -p mroce-model
 step "fuzz (short, seeded)" bash scripts/fuzz-short.sh 20000
 step "hardware configurations (reduced, small): model components and HDL blocks" bash scripts/config-check.sh
