@@ -3,14 +3,16 @@
 # nextpnr -> pack, bitstream under target/synth/BOARD/), then checks that a bitstream was
 # written with timing met and prints the figures. Needs a release build and, for boards with
 # the control core, the firmware image (scripts/test.sh builds both first).
-# Usage: scripts/synth-check.sh [BOARD]   (default ulx3s, run outside CI; CI builds colorlight-i5)
+# Usage: scripts/synth-check.sh [BOARD [MROCE-SYNTH-OPTIONS...]]   (default ulx3s, run outside CI;
+# CI builds alchitry-cu with --seeds 4, then colorlight-i5)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 board=${1:-ulx3s}
+shift || true
 out="target/synth/$board"
 mkdir -p "$out"
 status=0
-./target/release/mroce synth --board "$board" --json >"$out/summary.json" || status=$?
+./target/release/mroce synth --board "$board" "$@" --json >"$out/summary.json" || status=$?
 cat "$out/summary.json"
 python3 - "$out/summary.json" "$status" <<'EOF'
 import json, os, sys
@@ -28,7 +30,7 @@ if not (s.get("bitstream") and os.path.isfile(s["bitstream"]) and os.path.getsiz
     problems.append(f"no bitstream at {s.get('bitstream')}")
 print(f"synth-check {s.get('board')}: {s.get('luts')}/{s.get('luts_total')} LUTs, {s.get('ffs')} FFs, "
       f"{s.get('brams')} block RAMs, Fmax {s.get('fmax_mhz')} MHz (target {s.get('target_mhz')}), "
-      f"{s.get('wall_s', 0):.0f} s")
+      f"seed {s.get('seed')} ({s.get('seeds_tried')} tried), {s.get('wall_s', 0):.0f} s")
 if problems:
     sys.exit("synth-check: " + "; ".join(problems))
 EOF

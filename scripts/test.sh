@@ -54,8 +54,10 @@ step "test (release)" cargo test --workspace --release "$@"
 # the tests above: tests/board_ulx3s.rs)
 # The smallest board, the Alchitry Cu (iCE40 HX8K, small configuration, no control core, about
 # 2 minutes), goes first; its Verilog as built is then simulated to the self-test's verdict.
+# It meets 25 MHz by a few percent, and placement alone moves Fmax that much (seeds 1-5: 26.10,
+# 25.11, 24.85, 27.85, 24.34 MHz), so up to four seeds are tried (seed 1 passes today).
 bg_step "board synthesis (Alchitry Cu: small configuration; Colorlight i5: reduced configuration)" \
-  bash -c 'bash scripts/synth-check.sh alchitry-cu && bash scripts/alchitry-cu-sim.sh &&
+  bash -c 'bash scripts/synth-check.sh alchitry-cu --seeds 4 && bash scripts/alchitry-cu-sim.sh &&
     bash scripts/synth-check.sh colorlight-i5'
 
 step "model tests (debug build: overflow checks on)" cargo test -p mroce-model

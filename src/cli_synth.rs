@@ -52,6 +52,11 @@ pub struct SynthArgs {
     /// nextpnr placement seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Placement seeds to try, from `--seed` up, until one meets timing (the last one tried is
+    /// kept when none does). Placement moves Fmax by several percent, so a design near its
+    /// board's clock passes on some seeds and fails on others.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
+    seeds: u64,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -201,6 +206,12 @@ struct SynthReport {
     timing_met: bool,
     bitstream: PathBuf,
     wall_s: f64,
+    /// nextpnr's placement seed of this bitstream (none for Vivado).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<u64>,
+    /// Placements run to reach it (`--seeds`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seeds_tried: Option<u64>,
 }
 
 fn write(path: &Path, text: &str) -> Result<(), String> {
@@ -397,24 +408,30 @@ fn build_nextpnr(a: &SynthArgs, b: &Board, arch: Arch, pnr_device: &[&str]) -> R
         Arch::Ice40 => (format!("{}.asc", b.name), format!("{}.bin", b.name), "--pcf", "--asc"),
     };
     let log = out.join("nextpnr.log");
-    run_tool(
-        Command::new(nextpnr)
-            .current_dir(&out)
-            .args(pnr_device)
-            .args(["--json", &json, constraint_flag, b.constraints, placed_flag, &placed])
-            .args(["--freq", &b.target_mhz.to_string(), "--seed", &a.seed.to_string()])
-            .args(["--report", "report.json", "--timing-allow-fail"]),
-        &format!("nextpnr-{family}"),
-        Some(&log),
-    )
-    .map_err(|e| match overused(&std::fs::read_to_string(&log).unwrap_or_default()) {
-        Some(what) => format!(
-            "the design does not fit the {} ({what}; configuration {}); see {}",
-            b.device,
-            config_of(a, b),
-            log.display()
-        ),
-        None => e,
+    let (seed, report) = place_until_met(a.seed, a.seeds, b.target_mhz, |seed| {
+        if seed > a.seed {
+            eprintln!("nextpnr-{family} --seed {seed} (the last placement missed timing) ...");
+        }
+        run_tool(
+            Command::new(nextpnr)
+                .current_dir(&out)
+                .args(pnr_device)
+                .args(["--json", &json, constraint_flag, b.constraints, placed_flag, &placed])
+                .args(["--freq", &b.target_mhz.to_string(), "--seed", &seed.to_string()])
+                .args(["--report", "report.json", "--timing-allow-fail"]),
+            &format!("nextpnr-{family}"),
+            Some(&log),
+        )
+        .map_err(|e| match overused(&std::fs::read_to_string(&log).unwrap_or_default()) {
+            Some(what) => format!(
+                "the design does not fit the {} ({what}; configuration {}); see {}",
+                b.device,
+                config_of(a, b),
+                log.display()
+            ),
+            None => e,
+        })?;
+        serde_json::from_str(&read(&out.join("report.json"))?).map_err(|e| format!("report.json: {e}"))
     })?;
     eprintln!("{pack} ...");
     let mut cmd = Command::new(pack);
@@ -423,8 +440,6 @@ fn build_nextpnr(a: &SynthArgs, b: &Board, arch: Arch, pnr_device: &[&str]) -> R
         cmd.arg("--compress");
     }
     run_tool(cmd.args([&placed, &bit]), pack, None)?;
-    let report: serde_json::Value =
-        serde_json::from_str(&read(&out.join("report.json"))?).map_err(|e| format!("report.json: {e}"))?;
     let (lut_cell, ff_cell, ram_cell) = match arch {
         Arch::Ecp5 => ("TRELLIS_COMB", "TRELLIS_FF", "DP16KD"),
         // an iCE40 logic cell is a LUT4 and its flip-flop
@@ -436,14 +451,7 @@ fn build_nextpnr(a: &SynthArgs, b: &Board, arch: Arch, pnr_device: &[&str]) -> R
         Arch::Ice40 => ice40_ffs(&out.join("yosys.log")),
     };
     let (brams, _) = utilisation(&report, ram_cell);
-    let fmax = report["fmax"]
-        .as_object()
-        .and_then(|m| {
-            m.values()
-                .filter_map(|c| c["achieved"].as_f64())
-                .min_by(|x, y| x.total_cmp(y))
-        })
-        .ok_or("no clock in nextpnr's report")?;
+    let fmax = fmax_of(&report)?;
     Ok(SynthReport {
         board: b.name.into(),
         device: b.device.into(),
@@ -457,7 +465,42 @@ fn build_nextpnr(a: &SynthArgs, b: &Board, arch: Arch, pnr_device: &[&str]) -> R
         timing_met: fmax >= b.target_mhz,
         bitstream: out.join(bit),
         wall_s: t0.elapsed().as_secs_f64(),
+        seed: Some(seed),
+        seeds_tried: Some(seed - a.seed + 1),
     })
+}
+
+/// Runs `place(seed)` (nextpnr, returning its `--report` JSON) for `seeds` seeds from `first`
+/// until one meets `target_mhz`; returns that seed and its report, or the last one tried.
+fn place_until_met(
+    first: u64,
+    seeds: u64,
+    target_mhz: f64,
+    mut place: impl FnMut(u64) -> Result<serde_json::Value, String>,
+) -> Result<(u64, serde_json::Value), String> {
+    let last = first
+        .checked_add(seeds.max(1) - 1)
+        .ok_or("--seed + --seeds overflows")?;
+    let mut seed = first;
+    loop {
+        let report = place(seed)?;
+        if seed == last || fmax_of(&report)? >= target_mhz {
+            return Ok((seed, report));
+        }
+        seed += 1;
+    }
+}
+
+/// The slowest clock's achieved frequency in nextpnr's `--report` JSON, MHz.
+fn fmax_of(report: &serde_json::Value) -> Result<f64, String> {
+    report["fmax"]
+        .as_object()
+        .and_then(|m| {
+            m.values()
+                .filter_map(|c| c["achieved"].as_f64())
+                .min_by(|x, y| x.total_cmp(y))
+        })
+        .ok_or_else(|| "no clock in nextpnr's report".to_string())
 }
 
 /// The resources nextpnr's utilisation table shows above 100 % (`CELL used/available`, joined).
@@ -617,6 +660,8 @@ fn build_vivado(a: &SynthArgs, b: &Board, script: &str, path: Option<OsString>) 
         timing_met: s.timing_met,
         bitstream: out.join(s.bitstream),
         wall_s: t0.elapsed().as_secs_f64(),
+        seed: None,
+        seeds_tried: None,
     })
 }
 
@@ -631,6 +676,7 @@ mod tests {
             image: None,
             out: Some(out.to_path_buf()),
             seed: 1,
+            seeds: 1,
             json: true,
         }
     }
@@ -639,6 +685,41 @@ mod tests {
         let d = std::env::temp_dir().join(format!("mroce-synth-test-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         d
+    }
+
+    /// `--seeds`: placements stop at the first seed that meets the target, and keep the last
+    /// one tried when none does; a failed run is an error, not a miss.
+    #[test]
+    fn placement_seeds_stop_at_the_first_that_meets_timing() {
+        let fmax = |mhz: f64| serde_json::json!({"fmax": {"clock": {"achieved": mhz, "constraint": 25.0}}});
+        let by_seed = [26.1, 25.11, 24.85, 27.85, 24.34];
+        let mut tried = Vec::new();
+        let mut run = |first, seeds| {
+            tried.clear();
+            place_until_met(first, seeds, 25.0, |s| {
+                tried.push(s);
+                Ok(fmax(by_seed[s as usize - 1]))
+            })
+            .map(|(s, r)| (s, fmax_of(&r).unwrap()))
+        };
+        assert_eq!(run(1, 4), Ok((1, 26.1)));
+        assert_eq!(run(3, 2), Ok((4, 27.85)));
+        assert_eq!(run(3, 1), Ok((3, 24.85)), "one seed: its miss is reported");
+        assert_eq!(run(5, 1), Ok((5, 24.34)));
+        assert_eq!(tried, [5]);
+        assert!(place_until_met(u64::MAX, 2, 25.0, |_| Ok(fmax(30.0))).is_err());
+        assert_eq!(
+            place_until_met(1, 3, 25.0, |s| if s == 2 {
+                Err("nextpnr failed".into())
+            } else {
+                Ok(fmax(20.0))
+            }),
+            Err("nextpnr failed".to_string())
+        );
+        assert!(
+            place_until_met(1, 2, 25.0, |_| Ok(serde_json::json!({}))).is_err(),
+            "no clock"
+        );
     }
 
     #[test]
