@@ -212,7 +212,8 @@ struct LossSweepArgs {
 struct CollectivesArgs {
     #[command(flatten)]
     common: CommonArgs,
-    /// Collectives (comma separated): all-to-all, ring, hd.
+    /// Collectives (comma separated): all-to-all, ring, hd (halving-doubling, farthest partner
+    /// first: the largest steps cross the spines), hd-near (nearest first: they stay under a leaf).
     #[arg(long, value_delimiter = ',', default_value = "all-to-all,ring,hd")]
     collectives: Vec<Collective>,
     /// All-to-all: bytes each host sends to each other host.

@@ -147,6 +147,41 @@ fn collectives_small() {
     assert_eq!(s.results.iter().filter(|r| r["collective"] == "all-reduce").count(), 4);
 }
 
+/// Halving-doubling with the nearest partner first computes the same reduction, and its
+/// largest steps stay under one leaf (hosts are numbered leaf by leaf): fewer link traversals
+/// per data frame than with the farthest partner first, whose largest steps cross the spines.
+#[test]
+fn halving_doubling_near_first_keeps_the_large_steps_under_a_leaf() {
+    let p = experiments::Collectives {
+        collectives: vec![Collective::AllReduceHd, Collective::AllReduceHdNear],
+        allreduce_bytes: 1 << 20,
+        ..Default::default()
+    };
+    let s = experiments::collectives(&common(), &p, &mut sim_factory, &mut NoHooks).unwrap();
+    let hops_per_frame = |t: &str, alg: &str| {
+        let r = s
+            .results
+            .iter()
+            .find(|r| r["transport"] == t && r["algorithm"] == alg)
+            .unwrap_or_else(|| panic!("no {t} {alg} row"));
+        assert_eq!(r["integrity"], "ok", "{r}");
+        assert!(r["cct_us"].as_f64().unwrap() >= r["ideal_us"].as_f64().unwrap(), "{r}");
+        r["hops"].as_f64().unwrap() / r["frames_tx"].as_f64().unwrap()
+    };
+    for t in ["mroce", "rocev2"] {
+        let (far, near) = (
+            hops_per_frame(t, "halving-doubling"),
+            hops_per_frame(t, "halving-doubling-near-first"),
+        );
+        // 16 hosts, 4 per leaf: far-first sends 3/4 of the bytes across the spines (4 hops, the
+        // rest 2: 3.5 per frame), near-first 1/4 (2.5), ACKs and probes alike
+        assert!(
+            far > 3.2 && near < 2.8,
+            "{t}: {far:.2} hops per frame far-first, {near:.2} near-first"
+        );
+    }
+}
+
 /// Slicing the ring's steps pipelines them: each host forwards a slice as soon as it is
 /// reduced, so a hop's latency is paid once instead of at each of the 2(N-1) steps.
 #[test]

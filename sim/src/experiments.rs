@@ -325,6 +325,10 @@ fn run_fields(r: &RunReport) -> Value {
         "drops_queue": r.net.drops_queue,
         "drops_failure": r.net.drops_failure,
         "ecn_marks": r.net.ecn_marks,
+        // frames the NICs sent, and their link traversals: two per frame under one leaf, four
+        // across the spines
+        "frames_tx": r.net.frames_tx,
+        "hops": r.net.hops,
         "rtos": r.counter("rtos") + r.counter("timeouts"),
         // protocol overhead: data frames (first copies and retransmissions), ACKs, probes
         "tx_data": r.counter("tx_data"),
@@ -484,8 +488,11 @@ pub enum Collective {
     AllToAll,
     /// Ring all-reduce.
     AllReduceRing,
-    /// Halving-doubling all-reduce.
+    /// Halving-doubling all-reduce, the largest steps to the farthest partner (distance N/2).
     AllReduceHd,
+    /// Halving-doubling all-reduce, the largest steps to the nearest partner (distance 1:
+    /// under one leaf).
+    AllReduceHdNear,
 }
 
 impl Collective {
@@ -502,6 +509,7 @@ impl Collective {
             Collective::AllToAll => "direct",
             Collective::AllReduceRing => "ring",
             Collective::AllReduceHd => "halving-doubling",
+            Collective::AllReduceHdNear => "halving-doubling-near-first",
         }
     }
 }
@@ -513,7 +521,8 @@ impl core::str::FromStr for Collective {
             "all-to-all" | "a2a" => Ok(Collective::AllToAll),
             "all-reduce" | "ring" | "all-reduce-ring" => Ok(Collective::AllReduceRing),
             "hd" | "halving-doubling" | "all-reduce-hd" => Ok(Collective::AllReduceHd),
-            _ => Err(format!("unknown collective {s:?} (all-to-all, ring, hd)")),
+            "hd-near" | "halving-doubling-near-first" | "all-reduce-hd-near" => Ok(Collective::AllReduceHdNear),
+            _ => Err(format!("unknown collective {s:?} (all-to-all, ring, hd, hd-near)")),
         }
     }
 }
@@ -540,8 +549,9 @@ fn collective(
             let w = Workload::ring_allreduce(l, bytes, seed, RING_SLOTS, allreduce_slices)?;
             Ok((w, 2.0 * (n - 1.0) / n * bytes as f64 / host_bytes_per_ns))
         }
-        Collective::AllReduceHd => {
-            let w = Workload::hd_allreduce(l, bytes, seed, allreduce_slices)?;
+        Collective::AllReduceHd | Collective::AllReduceHdNear => {
+            let near = coll == Collective::AllReduceHdNear;
+            let w = Workload::hd_allreduce(l, bytes, seed, allreduce_slices, near)?;
             Ok((w, 2.0 * (n - 1.0) / n * bytes as f64 / host_bytes_per_ns))
         }
     }

@@ -453,7 +453,13 @@ impl Workload {
     /// waits only for the earlier flows that touched its bytes (received into them at its
     /// sender, or, for an all-gather write, read from them at its receiver), so the steps
     /// pipeline. With one slice this is the step-synchronous schedule.
-    pub fn hd_allreduce(l: Layout, bytes: u64, seed: u64, slices: usize) -> Result<Self, String> {
+    ///
+    /// `near_first` picks the partners' order. False: distance N/2 first, the textbook
+    /// recursive halving, so with hosts numbered leaf by leaf the largest steps cross the
+    /// spines. True: distance 1 first (vector halving with distance doubling), so they stay
+    /// under one leaf and only the last, smallest steps of the reduce-scatter (and the first of
+    /// the all-gather) cross the spines; a topology-aware library would order ranks so.
+    pub fn hd_allreduce(l: Layout, bytes: u64, seed: u64, slices: usize, near_first: bool) -> Result<Self, String> {
         let n = l.hosts;
         if !n.is_power_of_two() || n < 2 {
             return Err(format!("halving-doubling needs a power-of-two host count, not {n}"));
@@ -467,7 +473,16 @@ impl Workload {
             ));
         }
         let k_slices = slices as u64;
-        let mut w = Self::empty("all-reduce-hd", l);
+        let mut w = Self::empty(
+            if near_first {
+                "all-reduce-hd-near"
+            } else {
+                "all-reduce-hd"
+            },
+            l,
+        );
+        // The partner of step k is at this distance (an XOR of one host-index bit per step).
+        let dist_of = |k: usize| if near_first { 1 << k } else { n >> (k + 1) };
         for nic in 0..l.nics() as u32 {
             w.region(nic, per, true, Some(region_seed(seed, nic, 0)));
             w.region(nic, per, true, None); // staging: step k at offset per - per/2^k
@@ -480,7 +495,7 @@ impl Workload {
             // One connection per ordered pair that exchanges.
             let mut conn_of = std::collections::BTreeMap::new();
             for k in 0..d {
-                let dist = n >> (k + 1);
+                let dist = dist_of(k);
                 for i in 0..n {
                     let p = i ^ dist;
                     conn_of
@@ -497,7 +512,7 @@ impl Workload {
             let mut size = per;
             let mut stage_off = 0u64;
             for k in 0..d {
-                let dist = n >> (k + 1);
+                let dist = dist_of(k);
                 let half = size / 2;
                 let sl = half / k_slices;
                 let mut new_lo = lo.clone();
@@ -545,7 +560,7 @@ impl Workload {
             }
             // All-gather, k = d-1 down to 0: send own range (size per / 2^(k+1)).
             for k in (0..d).rev() {
-                let dist = n >> (k + 1);
+                let dist = dist_of(k);
                 let sl = size / k_slices;
                 let mut new_lo = lo.clone();
                 let mut step_landed = Vec::new();
@@ -786,11 +801,17 @@ mod tests {
                 dry_run(&Workload::ring_allreduce(l, 8 * 8 * 16 * 2, 1, 3, 4).unwrap(), order);
                 dry_run(&Workload::ring_allreduce(l, 8 * 8 * 16 * 2, 1, 1, 2).unwrap(), order);
                 for slices in [1, 2, 4] {
-                    dry_run(&Workload::hd_allreduce(l, 8 * 8 * 16 * 2, 2, slices).unwrap(), order);
-                    dry_run(
-                        &Workload::hd_allreduce(Layout { hosts: 16, rails }, 16 * 8 * 4 * 2, 2, slices).unwrap(),
-                        order,
-                    );
+                    for near in [false, true] {
+                        dry_run(
+                            &Workload::hd_allreduce(l, 8 * 8 * 16 * 2, 2, slices, near).unwrap(),
+                            order,
+                        );
+                        dry_run(
+                            &Workload::hd_allreduce(Layout { hosts: 16, rails }, 16 * 8 * 4 * 2, 2, slices, near)
+                                .unwrap(),
+                            order,
+                        );
+                    }
                 }
                 dry_run(&Workload::all_to_all(l, 64 * 2, 3).unwrap(), order);
                 dry_run(
