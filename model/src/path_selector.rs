@@ -49,6 +49,9 @@ pub struct SelPathState {
     pub reroll_pending: bool,
     /// The entropy to apply once drained.
     pub pending_entropy: u16,
+    /// Slow start: from INIT until the path's first CE mark, every acknowledged packet grows
+    /// the window by one packet instead of one per window.
+    pub slow_start: bool,
 }
 
 /// Credit returned to a path by an ACK or a loss.
@@ -119,6 +122,7 @@ impl PathSelector {
                 plane: (p % planes as usize) as u8,
                 entropy: entropy_from(p as u16),
                 cwnd: CWND_INIT_PKTS << CWND_FRAC_BITS,
+                slow_start: true,
                 ..Default::default()
             };
         }
@@ -264,11 +268,21 @@ impl PathSelector {
         let a = a - (a >> ECN_G_SHIFT) + (target >> ECN_G_SHIFT);
         s.alpha = a.min(ALPHA_ONE) as u16;
         s.cwr_left = s.cwr_left.saturating_sub(c.acked);
+        let slow_start = s.slow_start;
         if c.ce {
+            // The first congestion signal ends slow start; the decrease below still applies.
+            s.slow_start = false;
             if s.cwr_left == 0 {
                 // Multiplicative decrease, at most once per window of packets: cwnd × alpha / 2
-                // with alpha rounded down to a power of two, so the cut is a shift.
-                let cut = s.cwnd >> decrease_shift(alpha_before);
+                // with alpha rounded down to a power of two, so the cut is a shift. The mark that
+                // ends slow start halves the window (alpha is still zero then, and the doubling
+                // overshot by up to a window), but not below the initial window, which is where
+                // a path would be without slow start.
+                let cut = if slow_start {
+                    (s.cwnd >> 1).min(s.cwnd.saturating_sub(CWND_INIT_PKTS << CWND_FRAC_BITS))
+                } else {
+                    s.cwnd >> decrease_shift(alpha_before)
+                };
                 // cwr_left counts the window before the cut (it does not wait for the cut).
                 s.cwr_left = (s.cwnd >> CWND_FRAC_BITS) as u16 + 1;
                 s.cwnd = s.cwnd.saturating_sub(cut).max(CWND_MIN_PKTS << CWND_FRAC_BITS);
@@ -276,6 +290,11 @@ impl PathSelector {
                 let a = u32::from(s.alpha);
                 return up > 1 && a >= ALPHA_ONE / 8 && a * up > 2 * alpha_sum;
             }
+        } else if slow_start {
+            // Slow start: the window doubles per round trip. A path's share of one flow needs
+            // its round trip plus ACK_COALESCE of its own packets of window, more than
+            // CWND_INIT_PKTS at 16 paths and 400 Gb/s; the connection limit bounds the overshoot.
+            s.cwnd = (s.cwnd + (u32::from(c.acked) << CWND_FRAC_BITS)).min(CWND_MAX_PKTS << CWND_FRAC_BITS);
         } else {
             // Additive increase: one packet per window of acknowledged packets.
             // A 32-bit register: it wraps, as in the hardware (reachable only with credits far
@@ -366,6 +385,7 @@ mod tests {
             assert_eq!(s.select(u32::MAX), Some(0));
         }
         assert_eq!(s.select(u32::MAX), None);
+        // Slow start: a window acknowledged without CE doubles it.
         s.credit(&Credit {
             path: 0,
             acked: 8,
@@ -373,7 +393,34 @@ mod tests {
             probes: 0,
             ce: false,
         });
-        assert_eq!(s.path(0).cwnd, 9 << CWND_FRAC_BITS);
+        assert_eq!(s.path(0).cwnd, 16 << CWND_FRAC_BITS);
+        // The first CE mark ends slow start and halves the window, not below the initial one
+        // (cwr_left starts at zero) ...
+        s.charge(0);
+        s.credit(&Credit {
+            path: 0,
+            acked: 1,
+            lost: 0,
+            probes: 0,
+            ce: true,
+        });
+        assert!(!s.path(0).slow_start);
+        let cut = s.path(0).cwnd;
+        assert_eq!(cut, 8 << CWND_FRAC_BITS);
+        // ... and from then on a window of unmarked ACKs adds one packet.
+        let w = (cut >> CWND_FRAC_BITS) as u16 + 1;
+        for _ in 0..w {
+            s.charge(0);
+        }
+        s.credit(&Credit {
+            path: 0,
+            acked: w,
+            lost: 0,
+            probes: 0,
+            ce: false,
+        });
+        assert_eq!(s.path(0).cwnd, cut + CWND_ONE);
+        let before = s.path(0).cwnd;
         for _ in 0..20 {
             s.charge(0);
             s.credit(&Credit {
@@ -384,8 +431,42 @@ mod tests {
                 ce: true,
             });
         }
-        assert!(s.path(0).cwnd < 9 << CWND_FRAC_BITS);
+        assert!(s.path(0).cwnd < before);
         assert_eq!(s.path(0).inflight, 0);
+    }
+
+    #[test]
+    fn slow_start_saturates_and_outlives_losses_and_timeouts() {
+        let mut s = PathSelector::new(2, 1);
+        // Credits far above the window saturate it at CWND_MAX_PKTS.
+        s.credit(&Credit {
+            path: 0,
+            acked: u16::MAX,
+            ..Default::default()
+        });
+        assert_eq!(s.path(0).cwnd, CWND_MAX_PKTS << CWND_FRAC_BITS);
+        assert!(s.path(0).slow_start);
+        // Losses never end it (on a lossy fabric a loss is not congestion), nor does an RTO,
+        // which caps the window at the initial one from which it doubles again.
+        s.credit(&Credit {
+            path: 0,
+            acked: 0,
+            lost: 3,
+            ..Default::default()
+        });
+        s.set_health(0, PathHealth::Suspect);
+        s.set_health(0, PathHealth::Up);
+        assert!(s.path(0).slow_start);
+        assert_eq!(s.path(0).cwnd, CWND_INIT_PKTS << CWND_FRAC_BITS);
+        s.credit(&Credit {
+            path: 0,
+            acked: CWND_INIT_PKTS as u16,
+            ..Default::default()
+        });
+        assert_eq!(s.path(0).cwnd, (2 * CWND_INIT_PKTS) << CWND_FRAC_BITS);
+        // A re-route keeps it too.
+        s.request_reroll(0, 7);
+        assert!(s.path(0).slow_start);
     }
 
     #[test]
@@ -393,6 +474,15 @@ mod tests {
         // Credits far above the window (the port takes 16 bits) grow ai_acc by ~2^24 each: it
         // wraps at 2^32 as the hardware's 32-bit register does, in debug builds too.
         let mut s = PathSelector::new(1, 1);
+        // Out of slow start (a marked ACK; the window stays at the initial 8 packets, the
+        // floor of that halving): the additive increase is under test.
+        s.charge(0);
+        s.credit(&Credit {
+            path: 0,
+            acked: 1,
+            ce: true,
+            ..Default::default()
+        });
         let mut acc = 0u32;
         let mut cwnd = s.path(0).cwnd;
         let mut wrapped = false;

@@ -1,5 +1,6 @@
-//! §8.5 and §6.3: congestion response as seen on the wire — the per-path window grows by one
-//! packet per window of ACKed packets, shrinks on ECN echoes, a path marked far more than its
+//! §8.5 and §6.3: congestion response as seen on the wire — the per-path window doubles per
+//! window of ACKed packets until the first ECN echo halves it, then grows by one packet per
+//! window and shrinks on ECN echoes, a path marked far more than its
 //! siblings moves to a new entropy, receivers fill in the fair-share rate hint and senders
 //! bound their packets in flight by it.
 
@@ -17,14 +18,14 @@ pub fn cases() -> Vec<Case> {
         case(
             "C-8.5-01",
             "§8.5",
-            "Additive increase: after a full window is ACKed without CE, the window is 9 packets",
+            "Slow start, then additive increase: a window ACKed without CE doubles it (8 -> 16 packets); a CE-marked ACK ends slow start and halves it (8, not below the initial window); then a window ACKed without CE adds one packet (9)",
             &[],
             grow,
         ),
         case(
             "C-8.5-02",
             "§8.5",
-            "ECN response: an ACK with EcnCount > 0 cuts the window (8 packets in flight, not 9)",
+            "ECN response: an ACK with EcnCount > 0 of the first window ends slow start; its halving stops at the initial window (8 packets in flight, not 16)",
             &[],
             ecn_cut,
         ),
@@ -164,12 +165,23 @@ fn ack_all_rtt(t: &mut Tester<'_>, p: &Peer, v: &[Pkt], ecn: u16, hint: u32, ts_
 
 fn grow(t: &mut Tester<'_>) -> R {
     let (p, src) = open(t, 1)?;
-    t.post_write(&p, 0, lb(src, 0, 64 * 40), rb(VA, 0x101), 1)?;
+    t.post_write(&p, 0, lb(src, 0, 64 * 80), rb(VA, 0x101), 1)?;
     let v = data(t)?;
     check_eq!("initial window (CWND_INIT_PKTS)", v.len(), 8);
     ack_all(t, &p, &v, 0, 0)?;
     let w = data(t)?;
-    check_eq!("packets after one window ACKed without CE", w.len(), 9);
+    check_eq!("packets after one window ACKed without CE (slow start)", w.len(), 16);
+    // The mark that ends slow start halves the window (16 -> 8 packets, the initial window).
+    ack_all(t, &p, &w, 1, 0)?;
+    let x = data(t)?;
+    check_eq!("packets after a CE-marked ACK of the window", x.len(), 8);
+    ack_all(t, &p, &x, 0, 0)?;
+    let y = data(t)?;
+    check_eq!(
+        "packets after one window ACKed without CE (additive increase)",
+        y.len(),
+        9
+    );
     Ok(())
 }
 
@@ -181,8 +193,8 @@ fn ecn_cut(t: &mut Tester<'_>) -> R {
     let before = t.counters();
     ack_all(t, &p, &v, 1, 0)?;
     let w = data(t)?;
-    // alpha = 1/16: the window loses cwnd x alpha / 2 = 1/4 packet: 7.75 packets, so the 8th
-    // packet still fits (7 x 256 < 1984) and a 9th does not (no additive increase).
+    // The first mark ends slow start and halves the window, not below the initial 8 packets
+    // (16 without the mark).
     check_eq!("packets after an ECN-marked ACK of the window", w.len(), 8);
     t.expect_counters(&before, &[("ecn_echoes", 1), ("losses_detected", 0)])?;
     Ok(())

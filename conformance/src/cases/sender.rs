@@ -421,9 +421,10 @@ fn late_ack(t: &mut Tester<'_>) -> R {
 }
 
 fn tlp(t: &mut Tester<'_>) -> R {
-    // 12 chunks, a window of CWND_INIT_PKTS = 8: the queue does not run dry, no trailing
-    // probe; the TLP comes at 2 x SRTT + ACK_DELAY_NS = 25 us after the last send.
-    tlp_after(t, 12, 8, 25_000)
+    // 12 chunks, a window of CWND_INIT_PKTS = 8 that slow start grew by the first exchange's
+    // two ACKed packets to 10: the queue does not run dry, no trailing probe; the TLP comes at
+    // 2 x SRTT + ACK_DELAY_NS = 25 us after the last send.
+    tlp_after(t, 12, 10, 25_000)
 }
 
 fn tlp_trailing(t: &mut Tester<'_>) -> R {
