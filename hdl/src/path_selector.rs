@@ -149,6 +149,8 @@ pub struct PathRow {
     pub ai_acc: Bits<32>,
     pub cwr_left: Bits<16>,
     pub health: Bits<2>,
+    /// Out of slow start (`!slow_start`; power-up and INIT value 0 = in slow start).
+    pub nss: Bit,
 }
 
 /// One output record.
@@ -220,10 +222,14 @@ pub struct PathSelectorHw {
     cwnd: [DFF<Bits<16>>; PATHS],
     inflight: [DFF<Bits<16>>; PATHS],
     alpha: [DFF<Bits<16>>; PATHS],
-    /// decrease_shift(alpha), kept next to alpha so the decrease is a shift by a register
+    /// The shift of the next decrease, kept next to alpha so the decrease is a shift by a
+    /// register: decrease_shift(alpha), or 1 (halve) while the path is in slow start
     ash: [DFF<Bits<4>>; PATHS],
     ai_acc: [DFF<Bits<32>>; PATHS],
     cwr_left: [DFF<Bits<16>>; PATHS],
+    /// Bit p: path p is out of slow start (`!slow_start`, so that power-up is INIT's state);
+    /// one bit per path, read by the path's one-hot
+    nss: DFF<Bits<PATHS>>,
     pending: [DFF<Bit>; PATHS],
     pend_ent: [DFF<Bits<16>>; PATHS],
     /// ELIGIBLE_HEALTH of the path, registered from the next state (a function of health,
@@ -263,6 +269,10 @@ pub struct PathSelectorHw {
     c_init: Constant<Bits<16>>,
     c_max: Constant<Bits<16>>,
     c_max_less1: Constant<Bits<16>>,
+    c_max32: Constant<Bits<32>>,
+    /// 2 x the initial window - 1 (1/256 packets): below it, halving the window would go under
+    /// the initial one
+    c_init2m1: Constant<Bits<16>>,
     c_min: Constant<Bits<16>>,
     c_g: Constant<Bits<16>>,
     c_a8: Constant<Bits<16>>,
@@ -380,6 +390,9 @@ pub struct PathSelectorHw {
     aige: Signal<Local, Bit>,
     aim: Signal<Local, Bits<32>>,
     cwi: Signal<Local, Bits<16>>,
+    sss: Signal<Local, Bits<32>>,
+    cws: Signal<Local, Bits<16>>,
+    n_nss: Signal<Local, Bits<PATHS>>,
     cgt: Signal<Local, Bit>,
     idel: Signal<Local, Bits<16>>,
     izero: Signal<Local, Bit>,
@@ -482,6 +495,8 @@ impl Default for PathSelectorHw {
                     c_init: kc(u64::from(CWND_INIT_PKTS << CWND_FRAC_BITS)),
                     c_max: kc(u64::from(CWND_MAX_PKTS << CWND_FRAC_BITS)),
                     c_max_less1: kc(u64::from((CWND_MAX_PKTS << CWND_FRAC_BITS) - CWND_ONE)),
+                    c_max32: kc(u64::from(CWND_MAX_PKTS << CWND_FRAC_BITS)),
+                    c_init2m1: kc(u64::from((2 * CWND_INIT_PKTS << CWND_FRAC_BITS) - 1)),
                     c_min: kc(u64::from(CWND_MIN_PKTS << CWND_FRAC_BITS)),
                     c_g: kc(u64::from(ALPHA_ONE >> ECN_G_SHIFT)),
                     c_a8: kc(u64::from(ALPHA_ONE / 8)),
@@ -520,15 +535,16 @@ impl Default for PathSelectorHw {
         d!(
             clock, in_valid, in_ready, in_op, in_path, in_room, in_a, in_b, in_c, in_flag, out_valid, out_ready, out,
             fifo, q1r, q2r, q3r, q3sum, q3up, q1a, q2s, q2c, pr, po, health, plane, entropy, cwnd, inflight, alpha,
-            ash, ai_acc, cwr_left, pending, pend_ent, eh, above, planes_up, nlimit, total, probes, wp, rp, cnt, occ,
-            rdy, accept, pop, ial, xa, ia32, o, o1, pu, elig_h, elig, lim_ok, ab, hm, oh, sel_idx, found, ge, at, ash4,
-            anew, nash, cut, cwc, cwr0, cwrs, xc, cw32, ais, aige, aim, cwi, n_h, n_ent, n_pl, n_pend, n_pu, infp, w18,
-            v18, s_pc, s_pa, s_pi, s_ca, s_ci, s_ti, csx, csy, csz, r3, cp, n_total, n_probes, reroute, rec, rec2,
-            lim1, pm, npl, member, mem1, am, bm, sum, up, aup, xs, sum2, frec, rr, rr_inc, sfw, s_hi, s_lo, s_hit, rmx,
-            nrw, irow, rinc, wb, m_cw, m_in, m_al, m_sh, m_ai, m_cr, m_h, t8_cw, t4_cw, t2_cw, t8_in, t4_in, t2_in,
-            t8_al, t4_al, t2_al, t8_sh, t4_sh, t2_sh, t8_ai, t4_ai, t2_ai, t8_cr, t4_cr, t2_cr, t8_h, t4_h, t2_h, rw,
-            cwrn, cgt, inew, sh1, cwm, w34, w34c, w34a, a34, x34, c34, s34, y34, wlt, lek, res, pres, tcr, pcr, ipm,
-            inpl, cwl, idel, izero, neg_h, neg_l, oh_hi, oh_lo, me, mp, mh, ma, ge4, gp4, gh4, ga4
+            ash, ai_acc, cwr_left, nss, pending, pend_ent, eh, above, planes_up, nlimit, total, probes, wp, rp, cnt,
+            occ, rdy, accept, pop, ial, xa, ia32, o, o1, pu, elig_h, elig, lim_ok, ab, hm, oh, sel_idx, found, ge, at,
+            ash4, anew, nash, cut, cwc, cwr0, cwrs, xc, cw32, ais, aige, aim, cwi, sss, cws, n_nss, n_h, n_ent, n_pl,
+            n_pend, n_pu, infp, w18, v18, s_pc, s_pa, s_pi, s_ca, s_ci, s_ti, csx, csy, csz, r3, cp, n_total, n_probes,
+            reroute, rec, rec2, lim1, pm, npl, member, mem1, am, bm, sum, up, aup, xs, sum2, frec, rr, rr_inc, sfw,
+            s_hi, s_lo, s_hit, rmx, nrw, irow, rinc, wb, m_cw, m_in, m_al, m_sh, m_ai, m_cr, m_h, t8_cw, t4_cw, t2_cw,
+            t8_in, t4_in, t2_in, t8_al, t4_al, t2_al, t8_sh, t4_sh, t2_sh, t8_ai, t4_ai, t2_ai, t8_cr, t4_cr, t2_cr,
+            t8_h, t4_h, t2_h, rw, cwrn, cgt, inew, sh1, cwm, w34, w34c, w34a, a34, x34, c34, s34, y34, wlt, lek, res,
+            pres, tcr, pcr, ipm, inpl, cwl, idel, izero, neg_h, neg_l, oh_hi, oh_lo, me, mp, mh, ma, ge4, gp4, gh4,
+            ga4
         )
     }
 }
@@ -540,8 +556,8 @@ impl Logic for PathSelectorHw {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, q1r, q2r, q3r, q3sum, q3up, pr, po, rr, rr_inc, sfw, above, planes_up, nlimit, total, probes,
-            wp, rp, cnt, occ
+            self, clock, q1r, q2r, q3r, q3sum, q3up, pr, po, rr, rr_inc, sfw, nss, above, planes_up, nlimit, total,
+            probes, wp, rp, cnt, occ
         );
         self.fifo.clock.next = self.clock.val();
         for i in 0..PATHS {
@@ -743,6 +759,12 @@ impl Logic for PathSelectorHw {
         if !self.rw.val().cwnd.get_bits::<8>(8).any() || (self.cwm.val() < self.cut.val()) {
             self.cwc.next = self.c_min.val();
         }
+        // the mark that ends slow start (shift 1) halves the window, not below the initial one:
+        // ceil(cwnd / 2) < init is cwnd < 2 init - 1, a compare of the row beside the subtraction
+        // (in slow start cwnd >= init: it only grows, and SET_HEALTH caps it at init)
+        if !self.rw.val().nss && (self.rw.val().cwnd < self.c_init2m1.val()) {
+            self.cwc.next = self.c_init.val();
+        }
         self.cwr0.next = self.o.val().a >= self.rw.val().cwr_left;
         self.cwrs.next = self.rw.val().cwr_left - self.o.val().a;
         self.cwrn.next = (self.rw.val().cwnd >> self.c8.val()) + self.one16.val();
@@ -775,6 +797,12 @@ impl Logic for PathSelectorHw {
         if self.rw.val().cwnd > self.c_max_less1.val() {
             self.cwi.next = self.c_max.val();
         }
+        // slow start: cwnd + (acked << 8), at most the largest window (32 bits: no wrap)
+        self.sss.next = self.cw32.val() + self.o.val().a8;
+        self.cws.next = self.sss.val().get_bits::<16>(0);
+        if self.sss.val() > self.c_max32.val() {
+            self.cws.next = self.c_max.val();
+        }
         // SET_HEALTH to Down or Suspect caps the window at the initial one
         self.cgt.next = self.rw.val().cwnd > self.c_init.val();
         // the addressed path's inflight: inflight + delta (-(acked + lost), +1 or 0, one carry
@@ -806,16 +834,24 @@ impl Logic for PathSelectorHw {
             }
             self.nrw.next.alpha = self.anew.val();
             self.nrw.next.ash = self.nash.val();
+            // in slow start the next decrease (the mark that ends it) halves the window
+            if !self.rw.val().nss && !self.o.val().flag {
+                self.nrw.next.ash = self.k4[1].val();
+            }
             self.nrw.next.cwr_left = self.cwrs.val();
             if self.cwr0.val() {
                 self.nrw.next.cwr_left = self.z16.val();
             }
             if self.o.val().flag {
+                // the first CE mark ends slow start
+                self.nrw.next.nss = true;
                 if self.cwr0.val() {
                     self.nrw.next.cwr_left = self.cwrn.val();
                     self.nrw.next.ai_acc = self.z32.val();
                     self.nrw.next.cwnd = self.cwc.val();
                 }
+            } else if !self.rw.val().nss {
+                self.nrw.next.cwnd = self.cws.val();
             } else {
                 self.nrw.next.ai_acc = self.ais.val();
                 if self.aige.val() {
@@ -835,7 +871,10 @@ impl Logic for PathSelectorHw {
         }
         if self.o.val().is_rreroll {
             self.nrw.next.alpha = self.z16.val();
-            self.nrw.next.ash = self.c_ash0.val();
+            self.nrw.next.ash = self.k4[1].val();
+            if self.rw.val().nss {
+                self.nrw.next.ash = self.c_ash0.val();
+            }
             self.nrw.next.cwr_left = self.z16.val();
         }
         // the operations that write the addressed path's row back
@@ -845,6 +884,14 @@ impl Logic for PathSelectorHw {
             || self.o.val().is_clear
             || self.o.val().is_health
             || self.o.val().is_rreroll;
+        // the addressed path's slow-start bit (INIT clears every bit below)
+        self.n_nss.next = self.nss.q.val();
+        if self.wb.val() {
+            self.n_nss.next = self.nss.q.val() & !self.o.val().hit;
+            if self.nrw.val().nss {
+                self.n_nss.next = self.nss.q.val() | self.o.val().hit;
+            }
+        }
         for i in 0..PATHS {
             // next state of this path
             self.n_h[i].next = self.health[i].q.val();
@@ -1051,7 +1098,7 @@ impl Logic for PathSelectorHw {
                 self.n_ent[i].next = self.ent0[i].val();
                 self.cwnd[i].d.next = self.c_init.val();
                 self.alpha[i].d.next = self.z16.val();
-                self.ash[i].d.next = self.c_ash0.val();
+                self.ash[i].d.next = self.k4[1].val();
                 self.ai_acc[i].d.next = self.z32.val();
                 self.cwr_left[i].d.next = self.z16.val();
                 self.n_pend[i].next = false;
@@ -1059,6 +1106,10 @@ impl Logic for PathSelectorHw {
             }
         }
         self.planes_up.d.next = self.n_pu.val();
+        self.nss.d.next = self.n_nss.val();
+        if self.o.val().is_init {
+            self.nss.d.next = self.zp.val();
+        }
         for i in 0..PATHS {
             // every path's inflight is zero after INIT
             if self.o.val().is_init {
@@ -1281,14 +1332,16 @@ impl Logic for PathSelectorHw {
         self.rmx.next.ai_acc = self.m_ai.val();
         self.rmx.next.cwr_left = self.m_cr.val();
         self.rmx.next.health = self.m_h.val();
+        self.rmx.next.nss = (self.nss.q.val() & self.o1.val().hit).any();
         self.rinc.next = self.m_in.val() + self.one16.val();
         self.irow.next.cwnd = self.c_init.val();
         self.irow.next.inflight = self.z16.val();
         self.irow.next.alpha = self.z16.val();
-        self.irow.next.ash = self.c_ash0.val();
+        self.irow.next.ash = self.k4[1].val();
         self.irow.next.ai_acc = self.z32.val();
         self.irow.next.cwr_left = self.z16.val();
         self.irow.next.health = self.h_disabled.val();
+        self.irow.next.nss = false;
         if (self.pm.val() & self.o1.val().hit).any() {
             self.irow.next.health = self.h_up.val();
         }

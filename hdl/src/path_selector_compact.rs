@@ -105,6 +105,7 @@ pub struct PathSelectorCompact {
     c_init: Constant<Bits<16>>,
     c_max: Constant<Bits<16>>,
     c_max_less1: Constant<Bits<16>>,
+    c_max32: Constant<Bits<32>>,
     c_min: Constant<Bits<16>>,
     c_g: Constant<Bits<16>>,
     c_a8: Constant<Bits<16>>,
@@ -141,6 +142,8 @@ pub struct PathSelectorCompact {
     alpha: [DFF<Bits<16>>; PATHS],
     ai_acc: [DFF<Bits<32>>; PATHS],
     cwr_left: [DFF<Bits<16>>; PATHS],
+    /// Bit p: path p is out of slow start (`!slow_start`; INIT clears every bit)
+    nss: DFF<Bits<PATHS>>,
     pending: [DFF<Bit>; PATHS],
     pend_ent: [DFF<Bits<16>>; PATHS],
     // connection state
@@ -205,6 +208,9 @@ pub struct PathSelectorCompact {
     xc: Signal<Local, Wide32>,
     cw32: Signal<Local, Bits<32>>,
     ais: Signal<Local, Bits<32>>,
+    xnss: Signal<Local, Bit>,
+    nns: Signal<Local, Bit>,
+    sss: Signal<Local, Bits<32>>,
     asum: Signal<Local, Bits<16>>,
     aup: Signal<Local, Bits<16>>,
     up: Signal<Local, Bits<8>>,
@@ -244,6 +250,7 @@ impl Default for PathSelectorCompact {
                     c_init: kc(u64::from(CWND_INIT_PKTS << CWND_FRAC_BITS)),
                     c_max: kc(u64::from(CWND_MAX_PKTS << CWND_FRAC_BITS)),
                     c_max_less1: kc(u64::from((CWND_MAX_PKTS << CWND_FRAC_BITS) - CWND_ONE)),
+                    c_max32: kc(u64::from(CWND_MAX_PKTS << CWND_FRAC_BITS)),
                     c_min: kc(u64::from(CWND_MIN_PKTS << CWND_FRAC_BITS)),
                     c_g: kc(u64::from(ALPHA_ONE >> ECN_G_SHIFT)),
                     c_a8: kc(u64::from(ALPHA_ONE / 8)),
@@ -276,10 +283,11 @@ impl Default for PathSelectorCompact {
         }
         d!(
             clock, in_valid, in_ready, in_op, in_path, in_room, in_a, in_b, in_c, in_flag, out_valid, out_ready, out,
-            health, plane, entropy, cwnd, inflight, alpha, ai_acc, cwr_left, pending, pend_ent, last, planes_up, limit,
-            total, probes, ir, fifo, accept, ial, xa, ia32, ipm, inpl, eh, cwl, elig, above, hm, oh, sp, found, rpath,
-            hit, xh, xpl, xent, xcw, xin, xal, xai, xcr, xpd, xpe, nh, npl, nent, ncw, nin, nal, nai, ncr, npd, npe,
-            ntotal, nprobes, done, pd, dt, anew, lg, cut, cwc, xc, cw32, ais, asum, aup, up, reroute, rec
+            health, plane, entropy, cwnd, inflight, alpha, ai_acc, cwr_left, nss, xnss, nns, sss, pending, pend_ent,
+            last, planes_up, limit, total, probes, ir, fifo, accept, ial, xa, ia32, ipm, inpl, eh, cwl, elig, above,
+            hm, oh, sp, found, rpath, hit, xh, xpl, xent, xcw, xin, xal, xai, xcr, xpd, xpe, nh, npl, nent, ncw, nin,
+            nal, nai, ncr, npd, npe, ntotal, nprobes, done, pd, dt, anew, lg, cut, cwc, xc, cw32, ais, asum, aup, up,
+            reroute, rec
         )
     }
 }
@@ -287,7 +295,7 @@ impl Default for PathSelectorCompact {
 impl Logic for PathSelectorCompact {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, last, planes_up, limit, total, probes, ir);
+        dff_setup!(self, clock, last, planes_up, limit, total, probes, ir, nss);
         for i in 0..PATHS {
             self.health[i].clock.next = self.clock.val();
             self.plane[i].clock.next = self.clock.val();
@@ -420,6 +428,8 @@ impl Logic for PathSelectorCompact {
                 self.xpe.next = self.pend_ent[i].q.val();
             }
         }
+        self.xnss.next = (self.nss.q.val() & self.hit.val()).any();
+        self.nns.next = self.xnss.val();
         self.nh.next = self.xh.val();
         self.npl.next = self.xpl.val();
         self.nent.next = self.xent.val();
@@ -463,6 +473,10 @@ impl Logic for PathSelectorCompact {
             }
         }
         self.cut.next = self.xcw.val() >> (self.c11.val() - self.lg.val());
+        // the mark that ends slow start halves the window ...
+        if !self.xnss.val() {
+            self.cut.next = self.xcw.val() >> self.one16.val();
+        }
         self.cwc.next = self.z16.val();
         if self.xcw.val() > self.cut.val() {
             self.cwc.next = self.xcw.val() - self.cut.val();
@@ -470,10 +484,17 @@ impl Logic for PathSelectorCompact {
         if self.cwc.val() < self.c_min.val() {
             self.cwc.next = self.c_min.val();
         }
+        // ... not below the initial window (in slow start cwnd >= init: it only grows, and
+        // SET_HEALTH caps it at init)
+        if !self.xnss.val() && (self.cwc.val() < self.c_init.val()) {
+            self.cwc.next = self.c_init.val();
+        }
         self.xc.next.lo = self.xcw.val();
         self.xc.next.hi = self.z16.val();
         self.cw32.next = self.xc.val().into();
         self.ais.next = self.xai.val() + self.ir.q.val().a8;
+        // slow start: cwnd + (acked << 8) (32 bits: no wrap)
+        self.sss.next = self.cw32.val() + self.ir.q.val().a8;
         // the re-route test's sums over the paths counted (eligible, or this one)
         self.asum.next = self.z16.val();
         self.aup.next = self.z16.val();
@@ -506,6 +527,8 @@ impl Logic for PathSelectorCompact {
                     self.ncr.next = self.xcr.val() - self.ir.q.val().a;
                 }
                 if self.ir.q.val().flag {
+                    // the first CE mark ends slow start
+                    self.nns.next = true;
                     if !self.ncr.val().any() {
                         // multiplicative decrease, at most once per window of packets
                         self.ncr.next = (self.xcw.val() >> self.c8.val()) + self.one16.val();
@@ -514,6 +537,12 @@ impl Logic for PathSelectorCompact {
                         self.reroute.next = (self.up.val() > self.one8p.val())
                             && (self.anew.val() >= self.c_a8.val())
                             && (self.aup.val() > (self.asum.val() + self.asum.val()));
+                    }
+                } else if !self.xnss.val() {
+                    // slow start: one packet per packet acknowledged, at most the largest window
+                    self.ncw.next = self.sss.val().get_bits::<16>(0);
+                    if self.sss.val() > self.c_max32.val() {
+                        self.ncw.next = self.c_max.val();
                     }
                 } else {
                     // additive increase: one packet per window of acknowledged packets
@@ -605,6 +634,10 @@ impl Logic for PathSelectorCompact {
                     self.pend_ent[i].d.next = self.npe.val();
                 }
             }
+            self.nss.d.next = self.nss.q.val() & !self.hit.val();
+            if self.nns.val() {
+                self.nss.d.next = self.nss.q.val() | self.hit.val();
+            }
             self.total.d.next = self.ntotal.val();
             self.probes.d.next = self.nprobes.val();
             if self.ir.q.val().op == self.op_select.val() {
@@ -640,6 +673,7 @@ impl Logic for PathSelectorCompact {
             if self.ir.q.val().op == self.op_init.val() {
                 self.last.d.next = self.last_init.val();
                 self.limit.d.next = self.ones16.val();
+                self.nss.d.next = self.zp.val();
                 self.total.d.next = self.z16.val();
                 self.probes.d.next = self.z16.val();
                 // pmod's row k is plane count k + 1; `np` (= PATHS) is a loop variable because

@@ -2,7 +2,7 @@
 //! `mroce_model::path_selector::PathSelector`, both built for the same hardware configuration
 //! (`PATHS` = 16, 8 or 4).
 use mroce_hdl::path_selector::*;
-use mroce_model::params::PATHS;
+use mroce_model::params::{CWND_FRAC_BITS, CWND_INIT_PKTS, CWND_MAX_PKTS, PATHS};
 use mroce_model::path_selector::{Credit, PathHealth, PathSelector};
 use rust_hdl::prelude::*;
 
@@ -387,6 +387,101 @@ macro_rules! suite {
                 );
                 check(&ops, 7, 100, 100);
                 check(&ops, 8, 60, 40);
+            }
+
+            /// Slow start against the live model: clean credits grow a window by every packet
+            /// acknowledged (back to back on one path, and one far above the largest window, which
+            /// saturates it); a timeout caps the window but slow start goes on; a CE mark ends it and
+            /// halves the window, not below the initial one (on one path before the timeout, on the other
+            /// after a re-route), and
+            /// from then on a window of clean credits adds one packet. SELECTs after each credit show
+            /// every window through the records.
+            #[test]
+            fn slow_start_grows_per_packet_and_ends_on_the_first_mark() {
+                let mut m = PathSelector::new(2, 1);
+                let mut ops = vec![Op::Init(2, 1)];
+                let fill = |m: &mut PathSelector, ops: &mut Vec<Op>| {
+                    while m.select(u32::MAX).is_some() {
+                        ops.push(Op::Select(u32::MAX));
+                    }
+                    ops.push(Op::Select(u32::MAX));
+                };
+                let credit = |m: &mut PathSelector, ops: &mut Vec<Op>, p: u8, acked: u16, ce: bool| {
+                    m.credit(&Credit {
+                        path: p,
+                        acked,
+                        lost: 0,
+                        probes: 0,
+                        ce,
+                    });
+                    ops.push(Op::Credit(p, acked, 0, 0, ce));
+                };
+                // the cut that ends slow start: half the window, not below the initial one
+                let halved = |w: u32| w - (w >> 1).min(w.saturating_sub(CWND_INIT_PKTS << CWND_FRAC_BITS));
+                let (mut grew, mut ai_steps) = (0, 0);
+                for round in 0..24u16 {
+                    fill(&mut m, &mut ops);
+                    for p in 0..2u8 {
+                        let before = *m.path(p);
+                        // two credits back to back on the path, then a third after the other path's
+                        let f = m.path(p).inflight;
+                        credit(&mut m, &mut ops, p, f / 2, false);
+                        credit(&mut m, &mut ops, p, f - f / 2, false);
+                        let after = *m.path(p);
+                        if before.slow_start
+                            && after.cwnd
+                                == (before.cwnd + (u32::from(f) << CWND_FRAC_BITS)).min(CWND_MAX_PKTS << CWND_FRAC_BITS)
+                        {
+                            grew += 1;
+                        }
+                        if !before.slow_start && after.cwnd > before.cwnd {
+                            ai_steps += 1;
+                        }
+                    }
+                    match round {
+                        4 => {
+                            // path 0: a marked ACK of one packet ends slow start (and halves)
+                            m.charge(0);
+                            ops.push(Op::Charge(0));
+                            let w = m.path(0).cwnd;
+                            credit(&mut m, &mut ops, 0, 1, true);
+                            assert!(!m.path(0).slow_start);
+                            assert_eq!(m.path(0).cwnd, halved(w));
+                        }
+                        6 => {
+                            // path 1: saturate at the largest window, then time out: the window is
+                            // capped, slow start goes on
+                            m.charge(1);
+                            ops.push(Op::Charge(1));
+                            credit(&mut m, &mut ops, 1, u16::MAX, false);
+                            assert_eq!(m.path(1).cwnd, CWND_MAX_PKTS << CWND_FRAC_BITS);
+                            m.set_health(1, PathHealth::Suspect);
+                            ops.push(Op::Health(1, health_code(PathHealth::Suspect)));
+                            m.set_health(1, PathHealth::Up);
+                            ops.push(Op::Health(1, health_code(PathHealth::Up)));
+                            assert!(m.path(1).slow_start);
+                        }
+                        9 => {
+                            // path 1: a re-route, then the mark that ends slow start right after
+                            // it (the shift written by REQUEST_REROLL is the one the cut uses)
+                            m.charge(1);
+                            ops.push(Op::Charge(1));
+                            m.request_reroll(1, 0x1234);
+                            ops.push(Op::ReqReroll(1, 0x1234));
+                            let w = m.path(1).cwnd;
+                            credit(&mut m, &mut ops, 1, 1, true);
+                            assert!(!m.path(1).slow_start);
+                            assert_eq!(m.path(1).cwnd, halved(w));
+                        }
+                        _ => {}
+                    }
+                }
+                assert!(
+                    grew >= 8 && ai_steps >= 10,
+                    "slow-start steps {grew}, additive steps {ai_steps}"
+                );
+                check(&ops, 9, 100, 100);
+                check(&ops, 10, 60, 40);
             }
 
             #[test]
