@@ -165,6 +165,18 @@ fn random_stream(seed: u64, n: usize) -> Vec<Op> {
     ops
 }
 
+/// A CREDIT of `acked` packets (no losses or probes) on the live model and in the stream.
+fn credit(m: &mut PathSelector, ops: &mut Vec<Op>, p: u8, acked: u16, ce: bool) {
+    m.credit(&Credit {
+        path: p,
+        acked,
+        lost: 0,
+        probes: 0,
+        ce,
+    });
+    ops.push(Op::Credit(p, acked, 0, 0, ce));
+}
+
 /// The block-level tests, instantiated for each implementation of the path selector.
 macro_rules! suite {
     ($m:ident, $T:ty, $LAT:expr) => {
@@ -353,14 +365,7 @@ macro_rules! suite {
                     let ce = round % 16 < 14;
                     let acked = if ce { 1 } else { 3.min(m.path(p).inflight) };
                     let before = m.path(p).cwnd;
-                    m.credit(&Credit {
-                        path: p,
-                        acked,
-                        lost: 0,
-                        probes: 0,
-                        ce,
-                    });
-                    ops.push(Op::Credit(p, acked, 0, 0, ce));
+                    credit(&mut m, &mut ops, p, acked, ce);
                     let s = *m.path(p);
                     if s.cwnd < before && !m.window_open(p) {
                         cuts_below += 1;
@@ -405,16 +410,6 @@ macro_rules! suite {
                         ops.push(Op::Select(u32::MAX));
                     }
                     ops.push(Op::Select(u32::MAX));
-                };
-                let credit = |m: &mut PathSelector, ops: &mut Vec<Op>, p: u8, acked: u16, ce: bool| {
-                    m.credit(&Credit {
-                        path: p,
-                        acked,
-                        lost: 0,
-                        probes: 0,
-                        ce,
-                    });
-                    ops.push(Op::Credit(p, acked, 0, 0, ce));
                 };
                 // the cut that ends slow start: half the window, not below the initial one
                 let halved = |w: u32| w - (w >> 1).min(w.saturating_sub(CWND_INIT_PKTS << CWND_FRAC_BITS));

@@ -367,6 +367,17 @@ impl PathSelector {
 mod tests {
     use super::*;
 
+    /// An ACK of `acked` packets of `path`, with or without CE.
+    fn ack(path: u8, acked: u16, ce: bool) -> Credit {
+        Credit {
+            path,
+            acked,
+            lost: 0,
+            probes: 0,
+            ce,
+        }
+    }
+
     #[test]
     fn sprays_round_robin_over_eligible() {
         let mut s = PathSelector::new(4, 2);
@@ -386,24 +397,12 @@ mod tests {
         }
         assert_eq!(s.select(u32::MAX), None);
         // Slow start: a window acknowledged without CE doubles it.
-        s.credit(&Credit {
-            path: 0,
-            acked: 8,
-            lost: 0,
-            probes: 0,
-            ce: false,
-        });
+        s.credit(&ack(0, 8, false));
         assert_eq!(s.path(0).cwnd, 16 << CWND_FRAC_BITS);
         // The first CE mark ends slow start and halves the window, not below the initial one
         // (cwr_left starts at zero) ...
         s.charge(0);
-        s.credit(&Credit {
-            path: 0,
-            acked: 1,
-            lost: 0,
-            probes: 0,
-            ce: true,
-        });
+        s.credit(&ack(0, 1, true));
         assert!(!s.path(0).slow_start);
         let cut = s.path(0).cwnd;
         assert_eq!(cut, 8 << CWND_FRAC_BITS);
@@ -412,24 +411,12 @@ mod tests {
         for _ in 0..w {
             s.charge(0);
         }
-        s.credit(&Credit {
-            path: 0,
-            acked: w,
-            lost: 0,
-            probes: 0,
-            ce: false,
-        });
+        s.credit(&ack(0, w, false));
         assert_eq!(s.path(0).cwnd, cut + CWND_ONE);
         let before = s.path(0).cwnd;
         for _ in 0..20 {
             s.charge(0);
-            s.credit(&Credit {
-                path: 0,
-                acked: 1,
-                lost: 0,
-                probes: 0,
-                ce: true,
-            });
+            s.credit(&ack(0, 1, true));
         }
         assert!(s.path(0).cwnd < before);
         assert_eq!(s.path(0).inflight, 0);
