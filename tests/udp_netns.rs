@@ -92,7 +92,9 @@ fn one_percent_kernel_loss_in_namespaces() {
 /// The kernel sets CE on the data of a quarter of the UDP source ports, as a congested switch
 /// would on the routes those entropies hash to. The path selector's re-route verdicts move the
 /// marked paths to fresh source ports until none is marked; with re-routing off they stay,
-/// marked, at the floor of their windows.
+/// marked, at the floor of their windows. Asserted: every mark the kernel set reaches the
+/// listener as CE and comes back in the ACKs, the moving policies move paths and `off` never
+/// does, and every byte arrives intact.
 #[test]
 fn ce_marked_source_ports_are_left_in_namespaces() {
     let Some((runs, text)) = run_script(
@@ -137,16 +139,16 @@ fn ce_marked_source_ports_are_left_in_namespaces() {
         }
         marked_share.push(marked as f64 / seen as f64);
     }
-    // Moving off the marked ports leaves a small fraction of the data marked (the first
-    // windows); staying leaves ~1/4 of the paths marked for the whole transfer. The first
-    // windows are a fixed cost and the marks of `off` grow with the transfer, so it is long:
-    // at 32 MiB `one` (a path at a time) reached 0.54 of `off` in a CI run (2026-12-05), at 64
-    // MiB 0.59 with nextpnr running beside it (2026-12-05); at 128 MiB, with two busy loops
-    // on the machine's two cores, 0.06 (`every`) and 0.06 (`one`).
+    // The shares are printed, not compared. Until the per-path slow start (2026-12-06) `off`
+    // left ~3 % of the datagrams marked against ~0.5 % for the moving policies. Since then, under
+    // `off` the marked paths sit at the floor of their windows while the unmarked ones grow
+    // to the largest window, so `off` itself leaves little marked, and how little varies
+    // from run to run on real sockets: 0.0104-0.0498 in five runs, against 0.0027-0.0142 for
+    // `every` and `one` (one CI run had `every` at 0.0099 and `off` at 0.0104). The
+    // policies' effect is asserted without the kernel's timing: conformance C-6.3-01 (model,
+    // UDP and HDL targets) and tests/pipe_cli.rs.
     println!(
         "netns, 128 MiB, CE on ports with (port & 3) == 0: share of datagrams marked: every {:.4}, one {:.4}, off {:.4}",
         marked_share[0], marked_share[1], marked_share[2]
     );
-    assert!(marked_share[0] < 0.5 * marked_share[2], "{marked_share:?}");
-    assert!(marked_share[1] < 0.5 * marked_share[2], "{marked_share:?}");
 }
