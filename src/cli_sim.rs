@@ -121,6 +121,11 @@ struct CommonArgs {
     /// copy of a doubtful chunk in flight on another path; on or off.
     #[arg(long, default_value_t = mroce_model::endpoint::EndpointConfig::default().tail_hedge, value_parser = on_off_arg, action = clap::ArgAction::Set)]
     tail_hedge: bool,
+    /// mroce's first flight (its data before the first ACK) asks for an immediate ACK of
+    /// every packet (SPEC.md §8.3 step 7); with the fabric RTT configured, only once a fan-in
+    /// announcement allows the whole initial limit: on or off.
+    #[arg(long, default_value_t = mroce_model::endpoint::EndpointConfig::default().first_flight_ack_req, value_parser = on_off_arg, action = clap::ArgAction::Set)]
+    first_flight_ack_req: bool,
     /// Configure mroce's NICs with the fabric's unloaded cross-spine RTT (`fabric_rtt_ns`), the
     /// most a shared rate hint's limit is computed from (SPEC.md §8.5): on or off (measured RTTs
     /// only, which the receiver's standing queue inflates).
@@ -184,6 +189,7 @@ impl CommonArgs {
             ecn_reroute: self.ecn_reroute,
             initial_conn_limit: self.initial_limit,
             tail_hedge: self.tail_hedge,
+            first_flight_ack_req: self.first_flight_ack_req,
             fabric_rtt: self.fabric_rtt,
             announce_fan_in: self.announce_fan_in,
             rocev2_rto_ns: self.rocev2_rto_us.map(us_to_ns),

@@ -141,6 +141,10 @@ struct Common {
     /// copy of a doubtful chunk in flight on another path; on or off.
     #[arg(long, default_value_t = mroce_model::endpoint::EndpointConfig::default().tail_hedge, value_parser = crate::cli_value::on_off_arg, action = clap::ArgAction::Set)]
     tail_hedge: bool,
+    /// mroce's first flight (its data before the first ACK) asks for an immediate ACK of
+    /// every packet (SPEC.md §8.3 step 7): on or off.
+    #[arg(long, default_value_t = mroce_model::endpoint::EndpointConfig::default().first_flight_ack_req, value_parser = crate::cli_value::on_off_arg, action = clap::ArgAction::Set)]
+    first_flight_ack_req: bool,
     /// The network's unloaded round trip, µs: the most an mroce sender's limit under a shared
     /// rate hint (several senders into one listener) is computed from, since its RTT samples
     /// wait behind the listener's queue (SPEC.md §8.5); 0: measured RTTs only.
@@ -309,6 +313,7 @@ fn build_nic(
         ecn_reroute: c.ecn_reroute,
         initial_conn_limit: c.initial_limit,
         tail_hedge: c.tail_hedge,
+        first_flight_ack_req: c.first_flight_ack_req,
         fabric_rtt_ns: (c.fabric_rtt_us * 1000.0).round() as u64,
         announce_fan_in: c.announce_fan_in,
     };

@@ -127,6 +127,10 @@ struct PipeArgs {
     /// copy of a doubtful chunk in flight on another path; on or off.
     #[arg(long, default_value_t = mroce_model::endpoint::EndpointConfig::default().tail_hedge, value_parser = mroce::cli_value::on_off_arg, action = clap::ArgAction::Set)]
     tail_hedge: bool,
+    /// mroce's first flight (its data before the first ACK) asks for an immediate ACK of
+    /// every packet (SPEC.md §8.3 step 7): on or off.
+    #[arg(long, default_value_t = mroce_model::endpoint::EndpointConfig::default().first_flight_ack_req, value_parser = mroce::cli_value::on_off_arg, action = clap::ArgAction::Set)]
+    first_flight_ack_req: bool,
 }
 
 impl PipeArgs {
@@ -156,6 +160,7 @@ impl PipeArgs {
             ecn_reroute: self.ecn_reroute,
             initial_conn_limit: self.initial_limit,
             tail_hedge: self.tail_hedge,
+            first_flight_ack_req: self.first_flight_ack_req,
         }
     }
 }

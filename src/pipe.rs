@@ -132,6 +132,8 @@ pub struct PipeConfig {
     pub initial_conn_limit: u16,
     /// mroce's second copy of tail retransmissions (`EndpointConfig::tail_hedge`).
     pub tail_hedge: bool,
+    /// mroce's immediate ACKs for the first flight (`EndpointConfig::first_flight_ack_req`).
+    pub first_flight_ack_req: bool,
 }
 
 /// The pipe's ECMP function.
@@ -174,6 +176,7 @@ impl Default for PipeConfig {
             ecn_reroute: EcnReroute::default(),
             initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
             tail_hedge: mroce_model::endpoint::EndpointConfig::default().tail_hedge,
+            first_flight_ack_req: mroce_model::endpoint::EndpointConfig::default().first_flight_ack_req,
         }
     }
 }
@@ -436,6 +439,7 @@ pub fn run(cfg: &PipeConfig) -> Result<PipeReport, PipeError> {
         ecn_reroute: cfg.ecn_reroute,
         initial_conn_limit: cfg.initial_conn_limit,
         tail_hedge: cfg.tail_hedge,
+        first_flight_ack_req: cfg.first_flight_ack_req,
         ..TransportParams::default()
     };
     let kind = cfg.transport;

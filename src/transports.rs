@@ -75,6 +75,9 @@ pub struct TransportParams {
     pub initial_conn_limit: u16,
     /// mroce's tail hedge (`--tail-hedge`, `EndpointConfig::tail_hedge`); RoCEv2 has none.
     pub tail_hedge: bool,
+    /// mroce's immediate ACKs for the first flight (`--first-flight-ack-req`,
+    /// `EndpointConfig::first_flight_ack_req`); RoCEv2 has none.
+    pub first_flight_ack_req: bool,
     /// The network's unloaded RTT that bounds mroce's shared rate hints, ns (0 = none;
     /// `EndpointConfig::fabric_rtt_ns`); RoCEv2 has none.
     pub fabric_rtt_ns: u64,
@@ -94,6 +97,7 @@ impl Default for TransportParams {
             ecn_reroute: EcnReroute::default(),
             initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
             tail_hedge: mroce_model::endpoint::EndpointConfig::default().tail_hedge,
+            first_flight_ack_req: mroce_model::endpoint::EndpointConfig::default().first_flight_ack_req,
             fabric_rtt_ns: 0,
             announce_fan_in: false,
         }
@@ -141,6 +145,7 @@ pub fn make_transport(
                     ecn_reroute: params.ecn_reroute,
                     initial_conn_limit: params.initial_conn_limit,
                     tail_hedge: params.tail_hedge,
+                    first_flight_ack_req: params.first_flight_ack_req,
                     fabric_rtt_ns: params.fabric_rtt_ns,
                     announce_fan_in: params.announce_fan_in,
                     ..d

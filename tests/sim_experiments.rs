@@ -457,6 +457,8 @@ fn initial_limit_caps_the_first_flight() {
 /// The fabric's unloaded RTT reaches the NICs and bounds a shared hint's limit (SPEC.md §8.5):
 /// with a first flight sized to the fan-in (112 / 12 packets), 12 senders converge within 3
 /// RTTs, where limits computed from queue-inflated RTT samples overflow the receiver's queues.
+/// The first flight's immediate ACKs are off in both runs: with them, and no fabric RTT, the
+/// first samples are taken before the queue builds.
 #[test]
 fn fabric_rtt_lets_a_fan_in_sized_start_converge() {
     let p = experiments::Incast {
@@ -469,6 +471,7 @@ fn fabric_rtt_lets_a_fan_in_sized_start_converge() {
             initial_conn_limit: 9,
             fabric_rtt,
             announce_fan_in: false,
+            first_flight_ack_req: false,
             transports: vec![mroce_sim::Kind::Mroce],
             ..common()
         };
@@ -535,6 +538,41 @@ fn fan_in_announcements_size_the_first_flights() {
 /// The tail hedge reaches the NICs: at 10 % loss the flows' last chunks get second copies
 /// (counted apart from retransmissions, and sent as data frames), none without it, and
 /// everything arrives intact either way.
+/// The first flight's immediate ACKs (SPEC.md §8.3 step 7): a lone 2 MiB flow, whose first
+/// flight is the initial limit spread over 16 paths, finishes sooner with them than when it
+/// waits for every path's 4th packet, and they cost at most one extra ACK per packet of that
+/// flight.
+#[test]
+fn first_flight_acks_start_the_ack_clock() {
+    let p = experiments::Incast {
+        senders: vec![1],
+        bytes: 2 << 20,
+        ..Default::default()
+    };
+    let run = |on: bool| {
+        let c = Common {
+            first_flight_ack_req: on,
+            transports: vec![mroce_sim::Kind::Mroce],
+            ..common()
+        };
+        let s = experiments::incast(&c, &p, &mut sim_factory, &mut NoHooks).unwrap();
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["params"]["first_flight_ack_req"], on);
+        let r = s.results[0].clone();
+        assert_eq!(r["integrity"], "ok", "{r}");
+        assert_eq!(r["bytes_delivered"], r["bytes_posted"], "{r}");
+        (r["fct_max_us"].as_f64().unwrap(), r["tx_acks"].as_u64().unwrap())
+    };
+    let (on, on_acks) = run(true);
+    let (off, off_acks) = run(false);
+    assert!(on < off, "with immediate ACKs {on} us, without {off} us");
+    let first_flight = u64::from(mroce_model::params::CONN_LIMIT_INIT_PKTS);
+    assert!(
+        on_acks > off_acks && on_acks <= off_acks + first_flight,
+        "ACKs: {on_acks} with, {off_acks} without"
+    );
+}
+
 #[test]
 fn tail_hedge_copies_doubtful_tail_chunks() {
     let p = experiments::LossSweep {

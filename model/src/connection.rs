@@ -315,6 +315,15 @@ pub struct Connection {
     /// Bit p: path p's newest frame asked for an immediate ACK (a probe, or data with AckReq),
     /// so the early tail-loss probe need not allow for the receiver's ACK delay (SPEC.md §8.4).
     tail_ack_req: u32,
+    /// No ACK has arrived yet (SPEC.md §8.3 step 7).
+    first_flight: bool,
+    /// `EndpointConfig::first_flight_ack_req`.
+    first_flight_ack_req: bool,
+    /// The first flight asks for an immediate ACK of every packet, so that the ACK clock
+    /// starts one RTT after the first packet instead of one RTT plus the receiver's
+    /// coalescing delay. Not while the peer's port may be shared: with `fabric_rtt_ns`
+    /// configured, only once a fan-in announcement allows the whole initial limit.
+    quick_ack: bool,
     probe_at: [Option<Nanos>; PATHS],
     rtos_in_row: [u8; PATHS],
     last_progress: Nanos,
@@ -440,6 +449,9 @@ impl Connection {
             trail_owed: 0,
             last_tx: [0; PATHS],
             tail_ack_req: 0,
+            first_flight: true,
+            quick_ack: true,
+            first_flight_ack_req: true,
             probe_at: [None; PATHS],
             rtos_in_row: [0; PATHS],
             last_progress: now,
@@ -549,10 +561,16 @@ impl Connection {
         }
     }
 
+    /// Whether the first flight asks for immediate ACKs (`EndpointConfig::first_flight_ack_req`).
+    pub(crate) fn set_first_flight_ack_req(&mut self, on: bool) {
+        self.first_flight_ack_req = on;
+    }
+
     /// The fabric's unloaded round trip (`EndpointConfig::fabric_rtt_ns`): a shared rate
     /// hint's limit is computed from no larger an RTT, whatever the samples say.
     pub(crate) fn set_fabric_rtt(&mut self, ns: u64) {
         self.fabric_rtt_ns = ns;
+        self.quick_ack = ns == 0;
     }
 
     /// Hedge doubtful tail chunks (`EndpointConfig::tail_hedge`, SPEC.md §8.3).
@@ -1093,7 +1111,7 @@ impl Connection {
         };
         let mut bth = wire::Bth::new(0, peer_conn, psn);
         let tail = !more_queued && self.active.is_empty();
-        bth.ack_req = last_chunk || tail;
+        bth.ack_req = last_chunk || tail || (self.first_flight && self.quick_ack && self.first_flight_ack_req);
         bth.se = last_chunk;
         let n = match wire::encode_mroce(buf, &addrs, &bth, &pkt) {
             Ok(n) => n,
@@ -1224,6 +1242,7 @@ impl Connection {
             }
             return;
         }
+        self.first_flight = false;
         // RTT sample from the echoed timestamp (unambiguous: PSNs are never reused).
         let sample = t32(now).wrapping_sub(a.ts_echo);
         if !seq::is_negative(sample) && u64::from(sample) < crate::params::RTO_MAX_NS {
@@ -1561,6 +1580,9 @@ impl Connection {
         }
         let pkts = self.limit_for(mbps, self.fabric_rtt_ns);
         self.sel.set_conn_limit(self.initial_limit.min(pkts));
+        // Immediate ACKs would bring rate hints computed while the receiver has seen only
+        // part of the fan-in, and those would lift the limit the fan-in set.
+        self.quick_ack = pkts >= self.initial_limit;
         true
     }
 

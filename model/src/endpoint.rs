@@ -78,6 +78,12 @@ pub struct EndpointConfig {
     /// lost one of two copies) in flight on another path, so that one more loss does not wait
     /// for a probe's answer or an RTO (SPEC.md §8.3).
     pub tail_hedge: bool,
+    /// A connection's first flight (its data before the first ACK) asks for an immediate ACK
+    /// of every packet, so that the ACK clock starts one round trip after the first packet
+    /// rather than one round trip plus the receiver's coalescing delay (SPEC.md §8.3 step 7).
+    /// With `fabric_rtt_ns` configured, only once a fan-in announcement allows the whole
+    /// `initial_conn_limit`.
+    pub first_flight_ack_req: bool,
     /// Announce this NIC's share per connection, `rx_capacity_mbps` over its established
     /// connections rounded up to a power of two, to every established peer whenever that
     /// changes (SPEC.md §8.5): a peer with `fabric_rtt_ns` then sizes its first flight to
@@ -142,6 +148,7 @@ impl Default for EndpointConfig {
             fabric_rtt_ns: 0,
             announce_fan_in: false,
             tail_hedge: true,
+            first_flight_ack_req: true,
         }
     }
 }
@@ -210,6 +217,7 @@ fn configure(conn: &mut Connection, cfg: &EndpointConfig) {
     conn.set_firmware_health(cfg.firmware_path_health);
     conn.set_ecn_reroute(cfg.ecn_reroute);
     conn.set_initial_conn_limit(cfg.initial_conn_limit);
+    conn.set_first_flight_ack_req(cfg.first_flight_ack_req);
     conn.set_fabric_rtt(cfg.fabric_rtt_ns);
     conn.set_tail_hedge(cfg.tail_hedge);
 }

@@ -517,12 +517,14 @@ fn spec_parameter_table_matches_the_constants() {
         ("fabric_rtt_ns", d.fabric_rtt_ns),
     ];
     let rows = spec_named_rows(&spec_text());
-    let hedge = rows
-        .iter()
-        .find(|(n, _)| n == "tail_hedge")
-        .map(|(_, c)| c.trim().to_string());
-    let want = if d.tail_hedge { "on" } else { "off" };
-    assert_eq!(hedge.as_deref(), Some(want), "SPEC.md §7.4 value of `tail_hedge`");
+    for (name, on) in [
+        ("tail_hedge", d.tail_hedge),
+        ("first_flight_ack_req", d.first_flight_ack_req),
+    ] {
+        let cell = rows.iter().find(|(n, _)| n == name).map(|(_, c)| c.trim().to_string());
+        let want = if on { "on" } else { "off" };
+        assert_eq!(cell.as_deref(), Some(want), "SPEC.md §7.4 value of `{name}`");
+    }
     for (name, value) in expected {
         let Some((_, cell)) = rows.iter().find(|(n, _)| n == name) else {
             panic!("SPEC.md §7 has no row for `{name}`");

@@ -76,6 +76,8 @@ pub struct RunConfig {
     pub initial_conn_limit: u16,
     /// mroce's tail hedge (`EndpointConfig::tail_hedge`).
     pub tail_hedge: bool,
+    /// mroce's immediate ACKs for the first flight (`EndpointConfig::first_flight_ack_req`).
+    pub first_flight_ack_req: bool,
     /// Configure mroce's NICs with the fabric's unloaded RTT (`EndpointConfig::fabric_rtt_ns`,
     /// [`FabricConfig::unloaded_rtt_ns`]); off: rate hints use measured RTTs only.
     pub fabric_rtt: bool,
@@ -112,6 +114,7 @@ impl RunConfig {
             ecn_reroute: EcnReroute::default(),
             initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
             tail_hedge: mroce_model::endpoint::EndpointConfig::default().tail_hedge,
+            first_flight_ack_req: mroce_model::endpoint::EndpointConfig::default().first_flight_ack_req,
             fabric_rtt: false,
             announce_fan_in: false,
             rocev2_rto_ns: None,
@@ -646,6 +649,7 @@ impl<'a> Sim<'a> {
                     ecn_reroute: cfg.ecn_reroute,
                     initial_conn_limit: cfg.initial_conn_limit,
                     tail_hedge: cfg.tail_hedge,
+                    first_flight_ack_req: cfg.first_flight_ack_req,
                     fabric_rtt_ns: if cfg.fabric_rtt { f.unloaded_rtt_ns(cfg.mtu) } else { 0 },
                     announce_fan_in: cfg.announce_fan_in,
                     rocev2_rto_ns: cfg.rocev2_rto_ns,

@@ -29,6 +29,8 @@ pub struct Common {
     pub initial_conn_limit: u16,
     /// mroce's tail hedge (`EndpointConfig::tail_hedge`).
     pub tail_hedge: bool,
+    /// mroce's immediate ACKs for the first flight (`EndpointConfig::first_flight_ack_req`).
+    pub first_flight_ack_req: bool,
     /// Configure mroce's NICs with the fabric's unloaded RTT (`RunConfig::fabric_rtt`); on by
     /// default: the simulator knows its fabric, as an operator does.
     pub fabric_rtt: bool,
@@ -57,6 +59,7 @@ impl Default for Common {
             ecn_reroute: mroce_model::endpoint::EcnReroute::default(),
             initial_conn_limit: mroce_model::params::CONN_LIMIT_INIT_PKTS,
             tail_hedge: mroce_model::endpoint::EndpointConfig::default().tail_hedge,
+            first_flight_ack_req: mroce_model::endpoint::EndpointConfig::default().first_flight_ack_req,
             fabric_rtt: true,
             announce_fan_in: true,
             rocev2_rto_ns: None,
@@ -164,6 +167,7 @@ impl<'a, 'f> Ctx<'a, 'f> {
         cfg.ecn_reroute = self.c.ecn_reroute;
         cfg.initial_conn_limit = self.c.initial_conn_limit;
         cfg.tail_hedge = self.c.tail_hedge;
+        cfg.first_flight_ack_req = self.c.first_flight_ack_req;
         cfg.fabric_rtt = self.c.fabric_rtt;
         cfg.announce_fan_in = self.c.announce_fan_in;
         cfg.rocev2_rto_ns = self.c.rocev2_rto_ns;
@@ -203,6 +207,8 @@ impl<'a, 'f> Ctx<'a, 'f> {
             m.entry("initial_conn_limit")
                 .or_insert(json!(self.c.initial_conn_limit));
             m.entry("tail_hedge").or_insert(json!(self.c.tail_hedge));
+            m.entry("first_flight_ack_req")
+                .or_insert(json!(self.c.first_flight_ack_req));
             m.entry("fabric_rtt_ns").or_insert(json!(if self.c.fabric_rtt {
                 self.c.fabric.unloaded_rtt_ns(self.c.mtu)
             } else {

@@ -85,6 +85,8 @@ pub struct TransportParams {
     pub initial_conn_limit: u16,
     /// mroce's tail hedge (`EndpointConfig::tail_hedge`).
     pub tail_hedge: bool,
+    /// mroce's immediate ACKs for the first flight (`EndpointConfig::first_flight_ack_req`).
+    pub first_flight_ack_req: bool,
     /// The fabric's unloaded RTT that mroce's rate hints are computed from at most, ns
     /// (`EndpointConfig::fabric_rtt_ns`; 0 = measured RTTs only).
     pub fabric_rtt_ns: u64,
@@ -114,6 +116,7 @@ pub fn mroce_config(addr: NicAddr, p: &TransportParams) -> mroce_model::endpoint
         ecn_reroute: p.ecn_reroute,
         initial_conn_limit: p.initial_conn_limit,
         tail_hedge: p.tail_hedge,
+        first_flight_ack_req: p.first_flight_ack_req,
         fabric_rtt_ns: p.fabric_rtt_ns,
         announce_fan_in: p.announce_fan_in,
         ..Default::default()

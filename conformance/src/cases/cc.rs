@@ -69,9 +69,17 @@ pub fn cases() -> Vec<Case> {
         case(
             "C-8.5-07",
             "§8.5",
-            "Fan-in announcement: a NIC with announce_fan_in sends a new peer an ACK flagged ANNOUNCE (path 0's state, its capacity over its connections); a sender with fabric_rtt_ns sizes its first flight from one",
+            "Fan-in announcement: a NIC with announce_fan_in sends a new peer an ACK flagged ANNOUNCE (path 0's state, its capacity over its connections); a sender with fabric_rtt_ns sizes its first flight from one, without immediate ACKs",
             &[],
             fan_in_announce,
+        )
+        .with_setup(announcing),
+        case(
+            "C-8.3-07",
+            "§8.3",
+            "First flight: with fabric_rtt_ns configured, once a fan-in announcement allows the whole initial limit, every packet before the first ACK carries AckReq; after it only the last chunk does",
+            &[],
+            first_flight_ack_req,
         )
         .with_setup(announcing),
         case(
@@ -434,6 +442,45 @@ fn fan_in_announce(t: &mut Tester<'_>) -> R {
     t.post_write(&p, 0, lb(src, 0, 64 * 40), rb(VA, 0x101), 1)?;
     let v = data(t)?;
     check_eq!("first flight under the announced share (initial window 8)", v.len(), 6);
+    // A shared port: rate hints from immediate ACKs could lift that limit (§8.3 step 7).
+    for (i, f) in v.iter().enumerate() {
+        check_eq!(format!("frame {i} AckReq (a shared port)"), f.bth.ack_req, false);
+    }
+    Ok(())
+}
+
+/// C-8.3-07: the tester announces its whole capacity, 400 Gb/s: over `fabric_rtt_ns` = 10 µs
+/// that limit is far above the initial one, so the IUT's first flight (one path's initial
+/// window, 8 of 40 chunks) asks for an immediate ACK of every packet. The tester ACKs them;
+/// the next window carries AckReq on none of its packets (none is a message's last chunk).
+fn first_flight_ack_req(t: &mut Tester<'_>) -> R {
+    let (p, src) = open(t, 1)?;
+    t.expect_ack("fan-in announcement after the CONNECT_ACK")?;
+    let before = t.counters();
+    let base = p.rx_base[0];
+    let akh = Akh {
+        path: 0,
+        flags: AKH_FLAG_ANNOUNCE,
+        base,
+        cum: base,
+        rate_hint_mbps: 400_000,
+        ..Akh::default()
+    };
+    let f = t.ack_raw(&p, &akh, 0, 0xC000);
+    t.send(0, &f)?;
+    t.expect_counters(&before, &[("announces_applied", 1), ("rx_acks", 1)])?;
+    t.post_write(&p, 0, lb(src, 0, 64 * 40), rb(VA, 0x101), 1)?;
+    let v = data(t)?;
+    check_eq!("first flight (initial window 8)", v.len(), 8);
+    for (i, f) in v.iter().enumerate() {
+        check_eq!(format!("first-flight frame {i} AckReq"), f.bth.ack_req, true);
+    }
+    ack_all(t, &p, &v, 0, 0)?;
+    let w = data(t)?;
+    check!(!w.is_empty(), "nothing sent after the first ACK");
+    for (i, f) in w.iter().enumerate() {
+        check_eq!(format!("frame {i} after the first ACK: AckReq"), f.bth.ack_req, false);
+    }
     Ok(())
 }
 

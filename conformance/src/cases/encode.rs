@@ -5,7 +5,7 @@ use mroce_model::transport::{Event, Status, WorkKind};
 use mroce_model::wire::{opcode, Cmh};
 
 use super::{case, Case};
-use crate::harness::{lb, pattern, rb, Body, Data, Tester, H, IUT_ISN, R, TESTER_CONN};
+use crate::harness::{lb, pattern, rb, Body, Data, Pkt, Tester, H, IUT_ISN, R, TESTER_CONN};
 use crate::{check, check_eq, fail};
 
 /// The cases of this area.
@@ -14,7 +14,7 @@ pub fn cases() -> Vec<Case> {
         case(
             "C-5.2-01",
             "§5.2",
-            "WRITE frames: chunking, MRH/SDH/RPH fields, SE and AckReq on the last chunk",
+            "WRITE frames: chunking, MRH/SDH/RPH fields, SE on the last chunk; AckReq on every chunk of the first flight (before any ACK), then on the last chunk only",
             &[],
             write,
         ),
@@ -70,25 +70,23 @@ pub fn cases() -> Vec<Case> {
     ]
 }
 
-fn write(t: &mut Tester<'_>) -> R {
-    let mut p = t.open(1, 1024)?;
-    check_eq!("negotiated MTU", p.mtu, 1024);
-    let src = t.region(4096, false, |i| pattern(9, 4096)[i])?;
-    let va = 0x0000_7000_0000_0100u64;
-    t.post_write(&p, 5, lb(src, 100, 2560), rb(va, 0x1234_56AB), 77)?;
+/// Expect the three chunks of a 2,560-byte WRITE (MTU 1,024) of stream 5 from `src` offset 100
+/// to `va`: message `msg_seq`, PSNs from `psn`, floor `floor`. AckReq on the last chunk, or on
+/// every chunk while `first_flight` (§8.3 step 7).
+fn write_chunks(t: &mut Tester<'_>, va: u64, msg_seq: u32, psn: u32, floor: u32, first_flight: bool) -> R<Vec<Pkt>> {
     let mut frames = Vec::new();
     for i in 0..3u32 {
-        let f = t.expect_data(&format!("WRITE chunk {i}"))?;
+        let f = t.expect_data(&format!("WRITE {msg_seq} chunk {i}"))?;
         let Body::Write { mrh, sdh, rph, payload } = &f.body else {
             fail!("expected a WRITE, got {}", f.describe())
         };
         check_eq!(format!("chunk {i} DestQP"), H(f.bth.dest_qp), H(TESTER_CONN));
         check_eq!(format!("chunk {i} MRH path"), mrh.path, 0);
-        check_eq!(format!("chunk {i} MRH PSN"), H(mrh.psn), H(IUT_ISN + i));
-        check_eq!(format!("chunk {i} MRH floor"), H(mrh.floor), H(IUT_ISN));
+        check_eq!(format!("chunk {i} MRH PSN"), H(mrh.psn), H(psn + i));
+        check_eq!(format!("chunk {i} MRH floor"), H(mrh.floor), H(floor));
         check_eq!(format!("chunk {i} MRH flags"), mrh.flags, 0);
         check_eq!(format!("chunk {i} SDH stream"), sdh.stream, 5);
-        check_eq!(format!("chunk {i} SDH MsgSeq"), sdh.msg_seq, 0);
+        check_eq!(format!("chunk {i} SDH MsgSeq"), sdh.msg_seq, msg_seq);
         check_eq!(format!("chunk {i} SDH Offset"), sdh.offset, 1024 * i);
         check_eq!(format!("chunk {i} SDH MsgLen"), sdh.msg_len, 2560);
         check_eq!(format!("chunk {i} RPH VA"), rph.va, va + 1024 * u64::from(i));
@@ -101,7 +99,7 @@ fn write(t: &mut Tester<'_>) -> R {
             "chunk {i} payload differs from the local buffer"
         );
         check_eq!(format!("chunk {i} SE"), f.bth.se, i == 2);
-        check_eq!(format!("chunk {i} AckReq"), f.bth.ack_req, i == 2);
+        check_eq!(format!("chunk {i} AckReq"), f.bth.ack_req, first_flight || i == 2);
         frames.push(f);
     }
     // Nothing more but, on a slow tester, a tail-loss probe.
@@ -111,22 +109,40 @@ fn write(t: &mut Tester<'_>) -> R {
         "only three chunks: {}",
         extra[0].describe()
     );
-    let mut seen: Vec<_> = frames.iter().chain(extra.iter()).collect();
+    frames.extend(extra);
+    Ok(frames)
+}
+
+fn write(t: &mut Tester<'_>) -> R {
+    let mut p = t.open(1, 1024)?;
+    check_eq!("negotiated MTU", p.mtu, 1024);
+    let src = t.region(4096, false, |i| pattern(9, 4096)[i])?;
+    let va = 0x0000_7000_0000_0100u64;
+    // The connection's first flight: every chunk asks for an immediate ACK.
+    t.post_write(&p, 5, lb(src, 100, 2560), rb(va, 0x1234_56AB), 77)?;
+    let mut seen = write_chunks(t, va, 0, IUT_ISN, IUT_ISN, true)?;
     let next = seen.iter().map(|f| f.mrh().unwrap().psn).max().unwrap() + 1;
-    t.ack_pkts(&p, &seen, &[])?;
+    t.ack_pkts(&p, &seen.iter().collect::<Vec<_>>(), &[])?;
     t.expect_completions(&[(WorkKind::Write, 5, 0, Status::Ok, 2560)])?;
+    // After an ACK only the last chunk asks for one.
+    t.post_write(&p, 5, lb(src, 100, 2560), rb(va, 0x1234_56AB), 78)?;
+    // The floor slides by whole words only (C-8.3-01): still the ISN.
+    seen.extend(write_chunks(t, va, 1, next, IUT_ISN, false)?);
+    let next = seen.iter().map(|f| f.mrh().unwrap().psn).max().unwrap() + 1;
+    t.ack_pkts(&p, &seen.iter().collect::<Vec<_>>(), &[])?;
+    t.expect_completions(&[(WorkKind::Write, 5, 1, Status::Ok, 2560)])?;
     // Zero-length WRITE: one empty chunk, SE and AckReq set.
-    t.post_write(&p, 5, lb(src, 0, 0), rb(va, 0x1234_56AB), 78)?;
+    t.post_write(&p, 5, lb(src, 0, 0), rb(va, 0x1234_56AB), 79)?;
     let f = t.expect_data("zero-length WRITE")?;
     let (mrh, sdh, payload) = f.data().unwrap();
     check_eq!("empty chunk MsgLen", sdh.msg_len, 0);
     check_eq!("empty chunk payload", payload.len(), 0);
-    check_eq!("empty chunk MsgSeq", sdh.msg_seq, 1);
+    check_eq!("empty chunk MsgSeq", sdh.msg_seq, 2);
     check!(f.bth.se && f.bth.ack_req, "empty chunk must carry SE and AckReq");
     check_eq!("PSN (next on the path)", H(mrh.psn), H(next));
-    seen.push(&f);
-    t.ack_pkts(&p, &seen, &[])?;
-    t.expect_completions(&[(WorkKind::Write, 5, 1, Status::Ok, 0)])?;
+    seen.push(f);
+    t.ack_pkts(&p, &seen.iter().collect::<Vec<_>>(), &[])?;
+    t.expect_completions(&[(WorkKind::Write, 5, 2, Status::Ok, 0)])?;
     let _ = &mut p;
     Ok(())
 }
