@@ -426,6 +426,18 @@ fn fan_in_announce(t: &mut Tester<'_>) -> R {
         u32::from(pkt.plane),
         p.iut_conn % u32::from(p.planes)
     );
+    let v = announce_then_write(t, &p, src, 266)?;
+    check_eq!("first flight under the announced share (initial window 8)", v.len(), 6);
+    // A shared port: rate hints from immediate ACKs could lift that limit (§8.3 step 7).
+    for (i, f) in v.iter().enumerate() {
+        check_eq!(format!("frame {i} AckReq (a shared port)"), f.bth.ack_req, false);
+    }
+    Ok(())
+}
+
+/// The tester announces `mbps` to the IUT (an ACK of path 0 flagged ANNOUNCE, §5.4), which
+/// applies it; then the IUT posts a 40-chunk WRITE, and its first flight is returned.
+fn announce_then_write(t: &mut Tester<'_>, p: &Peer, src: MrKey, mbps: u32) -> R<Vec<Pkt>> {
     let before = t.counters();
     let base = p.rx_base[0];
     let akh = Akh {
@@ -433,20 +445,14 @@ fn fan_in_announce(t: &mut Tester<'_>) -> R {
         flags: AKH_FLAG_ANNOUNCE,
         base,
         cum: base,
-        rate_hint_mbps: 266,
+        rate_hint_mbps: mbps,
         ..Akh::default()
     };
-    let f = t.ack_raw(&p, &akh, 0, 0xC000);
+    let f = t.ack_raw(p, &akh, 0, 0xC000);
     t.send(0, &f)?;
     t.expect_counters(&before, &[("announces_applied", 1), ("rx_acks", 1)])?;
-    t.post_write(&p, 0, lb(src, 0, 64 * 40), rb(VA, 0x101), 1)?;
-    let v = data(t)?;
-    check_eq!("first flight under the announced share (initial window 8)", v.len(), 6);
-    // A shared port: rate hints from immediate ACKs could lift that limit (§8.3 step 7).
-    for (i, f) in v.iter().enumerate() {
-        check_eq!(format!("frame {i} AckReq (a shared port)"), f.bth.ack_req, false);
-    }
-    Ok(())
+    t.post_write(p, 0, lb(src, 0, 64 * 40), rb(VA, 0x101), 1)?;
+    data(t)
 }
 
 /// C-8.3-07: the tester announces its whole capacity, 400 Gb/s: over `fabric_rtt_ns` = 10 µs
@@ -456,21 +462,7 @@ fn fan_in_announce(t: &mut Tester<'_>) -> R {
 fn first_flight_ack_req(t: &mut Tester<'_>) -> R {
     let (p, src) = open(t, 1)?;
     t.expect_ack("fan-in announcement after the CONNECT_ACK")?;
-    let before = t.counters();
-    let base = p.rx_base[0];
-    let akh = Akh {
-        path: 0,
-        flags: AKH_FLAG_ANNOUNCE,
-        base,
-        cum: base,
-        rate_hint_mbps: 400_000,
-        ..Akh::default()
-    };
-    let f = t.ack_raw(&p, &akh, 0, 0xC000);
-    t.send(0, &f)?;
-    t.expect_counters(&before, &[("announces_applied", 1), ("rx_acks", 1)])?;
-    t.post_write(&p, 0, lb(src, 0, 64 * 40), rb(VA, 0x101), 1)?;
-    let v = data(t)?;
+    let v = announce_then_write(t, &p, src, 400_000)?;
     check_eq!("first flight (initial window 8)", v.len(), 8);
     for (i, f) in v.iter().enumerate() {
         check_eq!(format!("first-flight frame {i} AckReq"), f.bth.ack_req, true);
