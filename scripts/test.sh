@@ -56,9 +56,11 @@ step "test (release)" cargo test --workspace --release "$@"
 # 2 minutes), goes first; its Verilog as built is then simulated to the self-test's verdict.
 # It meets 25 MHz by a few percent, and placement alone moves Fmax that much (seeds 1-5: 26.10,
 # 25.11, 24.85, 27.85, 24.34 MHz), so up to four seeds are tried (seed 1 passes today).
+# The Colorlight i5 runs at 50 MHz from its PLL and places at ~60 MHz on seed 1; a second seed
+# is tried only if the first misses.
 bg_step "board synthesis (Alchitry Cu: small configuration; Colorlight i5: reduced configuration)" \
   bash -c 'bash scripts/synth-check.sh alchitry-cu --seeds 4 && bash scripts/alchitry-cu-sim.sh &&
-    bash scripts/synth-check.sh colorlight-i5'
+    bash scripts/synth-check.sh colorlight-i5 --seeds 2'
 
 step "model tests (debug build: overflow checks on)" cargo test -p mroce-model
 step "fuzz (short, seeded)" bash scripts/fuzz-short.sh 20000

@@ -101,7 +101,7 @@ const BOARDS: &[Board] = &[
         flow: Flow::Ecp5 {
             pnr_device: &["--85k", "--package", "CABGA381", "--speed", "6"],
         },
-        target_mhz: 25.0,
+        target_mhz: 50.0,
         configs: &["default"],
         soc: true,
     },
@@ -114,7 +114,7 @@ const BOARDS: &[Board] = &[
         flow: Flow::Ecp5 {
             pnr_device: &["--25k", "--package", "CABGA381", "--speed", "6"],
         },
-        target_mhz: 25.0,
+        target_mhz: 50.0,
         configs: &["reduced"],
         soc: true,
     },
@@ -327,6 +327,12 @@ fn write_sources(a: &SynthArgs, b: &Board, out: &Path) -> Result<Vec<String>, St
         let hex: Vec<String> = img.words.iter().map(|w| format!("{w:08x}")).collect();
         write(&out.join("mroce-firmware.hex"), &(hex.join("\n") + "\n"))?;
     }
+    if let Flow::Ecp5 { .. } = b.flow {
+        // the ECP5 tops run at 50 MHz from their 25 MHz oscillator
+        let (name, text) = mroce_hdl::soc::ECP5_PLL_VERILOG;
+        write(&out.join(name), text)?;
+        sources.push(name.into());
+    }
     let bdir = root.join("fpga-boards").join(b.dir);
     for f in [format!("{}.v", b.top), b.constraints.to_string()] {
         std::fs::copy(bdir.join(&f), out.join(&f)).map_err(|e| format!("{}: {e}", bdir.join(&f).display()))?;
@@ -371,10 +377,10 @@ fn build_nextpnr(a: &SynthArgs, b: &Board, arch: Arch, pnr_device: &[&str]) -> R
     let out = default_out(a, b);
     let sources = write_sources(a, b, &out)?;
     let json = format!("{}.json", b.name);
-    // an iCE40 top instantiates the PLL: its primitives as blackboxes for `hierarchy -check`;
-    // then the macros header and every module
+    // the tops instantiate their PLL (and on ECP5 a clock gate): the primitives as blackboxes
+    // for `hierarchy -check`; then the macros header and every module
     let prims = match arch {
-        Arch::Ecp5 => "",
+        Arch::Ecp5 => "read_verilog -lib +/ecp5/cells_bb.v; ",
         Arch::Ice40 => "read_verilog -lib +/ice40/cells_sim.v; ",
     };
     // iCE40: abc9's timing-driven mapping takes about 2% fewer LUT4 and 5% fewer carry cells

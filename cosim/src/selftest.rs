@@ -9,6 +9,10 @@ use serde::Serialize;
 /// Clocks per UART bit of the report (mroce_selftest's default, 115200 baud at 25 MHz).
 pub const CLKS_PER_BIT: u64 = 217;
 
+/// Clocks per UART bit of the ECP5 board tops (`mroce_ulx3s.v`: 115200 baud at the 50 MHz of
+/// their PLL; the simulation runs the top's clock directly).
+pub const ECP5_BOARD_CLKS_PER_BIT: u64 = 434;
+
 /// What the self-test reported.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SelftestReport {
@@ -50,8 +54,9 @@ struct Pins {
 }
 
 /// 8N1 receiver on a sampled line.
-#[derive(Default)]
 struct UartRx {
+    /// Clocks per bit.
+    clks_per_bit: u64,
     /// Clocks since the start bit's falling edge; None while idle.
     t: Option<u64>,
     byte: u8,
@@ -59,6 +64,15 @@ struct UartRx {
 }
 
 impl UartRx {
+    fn new(clks_per_bit: u64) -> Self {
+        Self {
+            clks_per_bit,
+            t: None,
+            byte: 0,
+            line: Vec::new(),
+        }
+    }
+
     /// One clock of the line; returns a finished line (without CR LF).
     fn clock(&mut self, tx: bool) -> Option<String> {
         match self.t {
@@ -73,8 +87,8 @@ impl UartRx {
                 let t = t + 1;
                 self.t = Some(t);
                 // sample bit n in its middle: start bit 0, data 1..=8, stop 9
-                if t % CLKS_PER_BIT == CLKS_PER_BIT / 2 {
-                    let n = t / CLKS_PER_BIT;
+                if t % self.clks_per_bit == self.clks_per_bit / 2 {
+                    let n = t / self.clks_per_bit;
                     if (1..=8).contains(&n) && tx {
                         self.byte |= 1 << (n - 1);
                     }
@@ -123,7 +137,7 @@ pub fn run_selftest(drop_thresh: u16, max_cycles: u64) -> Result<SelftestReport,
     };
     p.start.put(&mut m.inputs, 1);
     p.drop.put(&mut m.inputs, u64::from(drop_thresh));
-    let mut rx = UartRx::default();
+    let mut rx = UartRx::new(CLKS_PER_BIT);
     let mut line = None;
     let mut done_at = None;
     let mut c = 0u64;
@@ -189,7 +203,7 @@ pub fn run_ulx3s(image: &[u32], max_cycles: u64) -> Result<BoardReport, CosimErr
     let mut m = VerilatedModel::new(&verilated::MROCE_ULX3S_SIM)?;
     let uart = m.output("ftdi_rxd", 1)?;
     let led = m.output("led", 8)?;
-    let mut rx = UartRx::default();
+    let mut rx = UartRx::new(ECP5_BOARD_CLKS_PER_BIT);
     let mut c = 0u64;
     let mut line = String::new();
     while c < max_cycles {

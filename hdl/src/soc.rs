@@ -244,6 +244,13 @@ pub const SOC_BOARD_VERILOG: (&str, &str) = (
     include_str!("../../fpga-boards/common/mroce_soc_board.v"),
 );
 
+/// The ECP5 boards' clock (fpga-boards/common): 50 MHz from their 25 MHz oscillator through
+/// EHXPLLL, gated until lock; under Verilator the input clock passes through.
+pub const ECP5_PLL_VERILOG: (&str, &str) = (
+    "mroce_ecp5_pll.v",
+    include_str!("../../fpga-boards/common/mroce_ecp5_pll.v"),
+);
+
 /// `mroce_soc.v` with its stream port list and declarations expanded for the generated
 /// `transport_core` text `core` (the co-simulation's shim generator reads port lines).
 pub fn soc_source(core: &str) -> String {
@@ -291,6 +298,8 @@ pub fn board_verilog(map: SocMap, picorv32: &str, top: &str, top_text: &str, hex
     s.push_str(&soc_source(&core_verilog()));
     s.push('\n');
     s.push_str(SOC_BOARD_VERILOG.1);
+    s.push('\n');
+    s.push_str(ECP5_PLL_VERILOG.1);
     s.push('\n');
     s.push_str(picorv32);
     s.push('\n');
