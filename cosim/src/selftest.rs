@@ -11,7 +11,7 @@ pub const CLKS_PER_BIT: u64 = 217;
 
 /// Clocks per UART bit of the ECP5 board tops (`mroce_ulx3s.v`: 115200 baud at the 50 MHz of
 /// their PLL; the simulation runs the top's clock directly).
-pub const ECP5_BOARD_CLKS_PER_BIT: u64 = 434;
+pub const ECP5_BOARD_CLKS_PER_BIT: u64 = mroce_hdl::soc::ECP5_BOARD_CLKS_PER_BIT as u64;
 
 /// What the self-test reported.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

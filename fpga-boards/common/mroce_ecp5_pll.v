@@ -4,7 +4,9 @@
 // EHXPLLL settings from `ecppll -i 25 -o 50` (Project Trellis): input divider 1, feedback
 // divider 2, output divider 12, VCO 600 MHz. The output clock is held off (a DCCA clock
 // enable) until the PLL reports lock, so no register sees the PLL's start-up: the design's
-// state comes from configuration (initial values), with no reset to repair it.
+// state comes from configuration (initial values), with no reset to repair it. The enable is
+// LOCK passed through two flip-flops on the PLL clock's falling edge, so it changes only while
+// that clock is low and the gate cannot cut a pulse short.
 // Under Verilator the input clock passes through (the co-simulation counts clocks, not time).
 module mroce_ecp5_pll(clk_25mhz, clock, locked);
     // the boards' 25 MHz oscillator
@@ -52,7 +54,10 @@ module mroce_ecp5_pll(clk_25mhz, clock, locked);
         .PLLWAKESYNC(1'b0),
         .ENCLKOP(1'b0),
         .LOCK(locked));
-    // the primary clock's enable: glitch-free on and off (Lattice TN1263, DCC)
-    DCCA gate(.CLKI(clkop), .CE(locked), .CLKO(clock));
+    // LOCK synchronised to the falling edge of the ungated PLL clock
+    reg [1:0] lock_sync = 2'b00;
+    always @(negedge clkop) lock_sync <= {lock_sync[0], locked};
+    // the primary clock's enable
+    DCCA gate(.CLKI(clkop), .CE(lock_sync[1]), .CLKO(clock));
 `endif
 endmodule

@@ -251,6 +251,11 @@ pub const ECP5_PLL_VERILOG: (&str, &str) = (
     include_str!("../../fpga-boards/common/mroce_ecp5_pll.v"),
 );
 
+/// UART clocks per bit of the ECP5 board tops: 115200 baud at the 50 MHz of
+/// [`ECP5_PLL_VERILOG`]. The tops pass it to `mroce_soc_board`; the co-simulation's UART
+/// receiver decodes their status line with it.
+pub const ECP5_BOARD_CLKS_PER_BIT: u32 = 434;
+
 /// `mroce_soc.v` with its stream port list and declarations expanded for the generated
 /// `transport_core` text `core` (the co-simulation's shim generator reads port lines).
 pub fn soc_source(core: &str) -> String {
@@ -460,6 +465,26 @@ mod tests {
                 "{name} repeats the stream port list"
             );
         }
+    }
+
+    #[test]
+    fn ecp5_tops_run_on_the_pll_and_time_the_uart_for_it() {
+        for (name, text) in [
+            ("mroce_ulx3s.v", include_str!("../../fpga-boards/ulx3s/mroce_ulx3s.v")),
+            (
+                "mroce_colorlight_i5.v",
+                include_str!("../../fpga-boards/colorlight-i5/mroce_colorlight_i5.v"),
+            ),
+        ] {
+            assert!(text.contains("mroce_ecp5_pll pll("), "{name} does not run on the PLL");
+            assert!(
+                text.contains(&format!(".CLKS_PER_BIT({ECP5_BOARD_CLKS_PER_BIT})")),
+                "{name}: UART not timed for the PLL's clock"
+            );
+        }
+        // 115200 baud at the PLL's 50 MHz, within 0.1 %
+        assert_eq!(50_000_000 / 115_200, ECP5_BOARD_CLKS_PER_BIT);
+        assert!(ECP5_PLL_VERILOG.1.contains("FREQUENCY_PIN_CLKOP=\"50\""));
     }
 
     #[test]
