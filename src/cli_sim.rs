@@ -12,12 +12,13 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mroce_model::endpoint::EcnReroute;
+use mroce_model::tx_order::TxOrder;
 use mroce_sim::engine::{Progress, RunReport};
 use mroce_sim::experiments::{self, Collective, Common, Hooks, Summary};
 use mroce_sim::fabric::{EcmpHash, FabricConfig, Failure, LossScope};
 use mroce_sim::Kind;
 
-use crate::cli_value::{ecn_reroute_arg, nonneg_arg, on_off_arg, pos_arg, prob_arg, size_arg};
+use crate::cli_value::{ecn_reroute_arg, nonneg_arg, on_off_arg, pos_arg, prob_arg, size_arg, tx_order_arg};
 
 /// `mroce sim` arguments.
 #[derive(Args, Debug)]
@@ -141,6 +142,15 @@ struct CommonArgs {
     /// sets timeout = 18 by default (NCCL_IB_TIMEOUT): 1073741.824).
     #[arg(long, value_parser = pos_arg)]
     rocev2_rto_us: Option<f64>,
+    /// The order in which an mroce NIC serves its connections (SPEC.md §8.3, "Endpoint
+    /// transmit order"): oldest (connections with only retransmissions or probes first, then
+    /// the one busy longest) or rr (round robin).
+    #[arg(long, default_value = mroce_model::endpoint::EndpointConfig::default().tx_order.as_str(), value_parser = tx_order_arg)]
+    tx_order: TxOrder,
+    /// The same for RoCEv2's NICs across their QPs: rr (as commodity RNICs arbitrate QPs of
+    /// one traffic class) or oldest (mroce's default, to compare both under one policy).
+    #[arg(long, default_value = mroce_model::rocev2::RoceConfig::default().tx_order.as_str(), value_parser = tx_order_arg)]
+    rocev2_tx_order: TxOrder,
     /// Payload bytes per packet.
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u16).range(256..=9000))]
     mtu: u16,
@@ -193,6 +203,8 @@ impl CommonArgs {
             fabric_rtt: self.fabric_rtt,
             announce_fan_in: self.announce_fan_in,
             rocev2_rto_ns: self.rocev2_rto_us.map(us_to_ns),
+            tx_order: self.tx_order,
+            rocev2_tx_order: self.rocev2_tx_order,
             mtu: self.mtu,
             transports: self.transports.clone(),
             time_limit_ns: self.time_limit_ms.map(|ms| (ms * 1e6).round() as u64),

@@ -54,6 +54,12 @@ pub fn ecn_reroute_arg(s: &str) -> Result<mroce_model::endpoint::EcnReroute, Str
         .ok_or_else(|| format!("unknown policy {s:?} (every, one, off)"))
 }
 
+/// A NIC's transmit order across connections: `oldest` or `rr`.
+pub fn tx_order_arg(s: &str) -> Result<mroce_model::tx_order::TxOrder, String> {
+    mroce_model::tx_order::TxOrder::parse(&s.to_ascii_lowercase())
+        .ok_or_else(|| format!("unknown transmit order {s:?} (oldest, rr)"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

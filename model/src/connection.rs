@@ -20,6 +20,7 @@ use crate::path_selector::{Credit, PathHealth, PathSelector};
 use crate::rtt::RttEstimator;
 use crate::rx_tracker::{AckSnapshot, RxPacket, RxTracker, RxVerdict};
 use crate::transport::{Completion, ConnId, Event, LocalBuf, Nanos, NicAddr, RemoteBuf, Status, WorkKind};
+use crate::tx_order::{self, TxKey};
 use crate::tx_scoreboard::{TimerResult, TxScoreboard, WordResult};
 use crate::wire::{self, Akh, Mrh, Nkh, Rph, Sdh};
 use crate::{seq, Counters, Rng};
@@ -349,6 +350,9 @@ pub struct Connection {
     /// Packets found lost since the hold began.
     hold_lost: u16,
     pub(crate) in_ready: bool,
+    /// Endpoint time of the first post since the active list was last empty: the
+    /// connection's rank in the NIC's oldest-first transmit order (`tx_key`).
+    busy_since: Nanos,
     /// The last `poll_transmit` found data and an eligible path, but only on planes whose
     /// port was busy.
     pub(crate) port_blocked: bool,
@@ -470,6 +474,7 @@ impl Connection {
             hold_delivered: 0,
             hold_lost: 0,
             in_ready: false,
+            busy_since: 0,
             port_blocked: false,
             blocked_paths: 0,
             scheduled: None,
@@ -716,8 +721,11 @@ impl Connection {
         &mut self.streams_rx[i]
     }
 
-    /// Queue a WRITE or SEND message.
-    pub(crate) fn post(&mut self, stream: u16, local: LocalBuf, remote: Option<RemoteBuf>, wr_id: u64) {
+    /// Queue a WRITE or SEND message; `now` is the endpoint's time.
+    pub(crate) fn post(&mut self, now: Nanos, stream: u16, local: LocalBuf, remote: Option<RemoteBuf>, wr_id: u64) {
+        if self.active.is_empty() {
+            self.busy_since = now;
+        }
         let mtu = u32::from(self.mtu);
         let nchunks = local.len.div_ceil(mtu).max(1);
         let st = self.stream_tx(stream);
@@ -750,6 +758,13 @@ impl Connection {
     /// Post a receive buffer.
     pub(crate) fn post_recv(&mut self, stream: u16, local: LocalBuf, wr_id: u64) {
         self.stream_rx(stream).recvs.push_back((local, wr_id));
+    }
+
+    /// The connection's rank in the NIC's oldest-first transmit order (SPEC.md §8.3): new
+    /// data waits in the active list since `busy_since`; without any, only retransmissions
+    /// and probes, which go first.
+    pub(crate) fn tx_key(&self) -> TxKey {
+        tx_order::tx_key(!self.active.is_empty(), self.busy_since)
     }
 
     /// Anything to send (new data or retransmissions), ignoring windows.

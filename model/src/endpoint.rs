@@ -10,6 +10,7 @@ use crate::connection::{ConnState, Connection, ControlError, ControlOp, Ctrl, Ct
 use crate::memory::Memory;
 use crate::params::{DEFAULT_MTU_PAYLOAD, MAX_PLANES, PATHS};
 use crate::transport::{ConnId, Event, LocalBuf, Nanos, NicAddr, RemoteBuf, Transmit, Transport, VerbError};
+use crate::tx_order::{self, TxKey, TxOrder};
 use crate::wire::{self, Cmh, MrPacket, WireError};
 use crate::{Counters, Rng};
 
@@ -89,6 +90,9 @@ pub struct EndpointConfig {
     /// changes (SPEC.md §8.5): a peer with `fabric_rtt_ns` then sizes its first flight to
     /// the fan-in instead of sending `initial_conn_limit` packets into a shared port.
     pub announce_fan_in: bool,
+    /// The order in which this NIC serves its connections at a transmit opportunity
+    /// (SPEC.md §8.3, "Endpoint transmit order").
+    pub tx_order: TxOrder,
 }
 
 /// A connection's policy for the path selector's ECN re-route verdict (SPEC.md §8.5).
@@ -149,6 +153,7 @@ impl Default for EndpointConfig {
             announce_fan_in: false,
             tail_hedge: true,
             first_flight_ack_req: true,
+            tx_order: TxOrder::OldestFirst,
         }
     }
 }
@@ -192,6 +197,11 @@ pub struct Endpoint {
     ctrl: VecDeque<Ctrl>,
     cm_out: VecDeque<CmOut>,
     ready: VecDeque<ConnId>,
+    /// The latest time a driver passed in (`handle_frame`, `poll_transmit`, `handle_timeout`,
+    /// `connect`, `disconnect`): the time of a post, which takes none.
+    clock: Nanos,
+    /// Scratch space of `poll_transmit` under [`TxOrder::OldestFirst`].
+    tx_visit: Vec<(TxKey, u32)>,
     timers: BinaryHeap<Reverse<(Nanos, ConnId)>>,
     events: VecDeque<Event>,
     counters: Counters,
@@ -249,6 +259,8 @@ impl Endpoint {
             ctrl: VecDeque::new(),
             cm_out: VecDeque::new(),
             ready: VecDeque::new(),
+            clock: 0,
+            tx_visit: Vec::new(),
             timers: BinaryHeap::new(),
             events: VecDeque::new(),
             counters: Counters::default(),
@@ -746,6 +758,7 @@ impl Transport for Endpoint {
     }
 
     fn connect(&mut self, now: Nanos, peer: NicAddr) -> Result<ConnId, VerbError> {
+        self.clock = self.clock.max(now);
         self.add_peer(peer);
         let id = self.alloc_id().ok_or(VerbError::TableFull)?;
         let nonce = self.rng.next_u64();
@@ -785,6 +798,7 @@ impl Transport for Endpoint {
     }
 
     fn disconnect(&mut self, now: Nanos, conn: ConnId) -> Result<(), VerbError> {
+        self.clock = self.clock.max(now);
         let Some((c, mut ctx)) = self.split(conn) else {
             return Err(VerbError::UnknownConnection(conn));
         };
@@ -827,6 +841,7 @@ impl Transport for Endpoint {
     }
 
     fn handle_frame(&mut self, now: Nanos, plane: u8, frame: &[u8]) {
+        self.clock = self.clock.max(now);
         self.counters.rx_frames += 1;
         let (f, pkt) = match wire::decode_mroce_frame(frame) {
             Ok(x) => x,
@@ -878,6 +893,7 @@ impl Transport for Endpoint {
     }
 
     fn poll_transmit(&mut self, now: Nanos, buf: &mut [u8]) -> Option<Transmit> {
+        self.clock = self.clock.max(now);
         if let Some(cm) = self.cm_out.pop_front() {
             let addrs = self.cm_addrs(&cm.peer, cm.plane);
             let bth = wire::Bth::new(cm.opcode, cm.dest_qp, 0);
@@ -899,46 +915,60 @@ impl Transport for Endpoint {
                 return Some(t);
             }
         }
-        let local = self.cfg.addr;
         let planes = self.ready_planes;
-        // Polls that would come back port-blocked again are skipped (the same outcome and
-        // order, without touching the connection's state: with many connections on a busy or
-        // dead plane they were most of the simulator's time). Not when recording component calls.
-        let skip_blocked = !self.cfg.trace_components;
-        for _ in 0..self.ready.len() {
-            let Some(id) = self.ready.pop_front() else { break };
-            if skip_blocked && self.still_blocked(id, now, planes) {
-                self.ready.push_back(id);
-                self.counters.blocked_polls_skipped += 1;
-                continue;
-            }
-            let mem_epoch = self.mem_epoch;
-            let Some((c, mut ctx)) = self.split(id) else { continue };
-            match c.poll_transmit(now, &local, buf, planes, &mut ctx) {
-                Some((len, plane)) => {
-                    // Round robin: the connection goes to the back of the line.
-                    self.ready.push_back(id);
-                    self.counters.tx_frames += 1;
-                    self.schedule(id, now);
-                    return Some(Transmit { len, plane });
-                }
-                None if c.port_blocked => {
-                    // Sendable, but only on planes whose port is busy: it stays in line.
-                    let verdict = c.blocked_verdict();
-                    self.ready.push_back(id);
-                    if let (true, Some((planes, until))) = (skip_blocked, verdict) {
-                        let i = (id as usize).wrapping_sub(1);
-                        if let (Some(p), Some(b)) = (self.blocked_planes.get_mut(i), self.blocked_until.get_mut(i)) {
-                            *p = planes;
-                            *b = BlockedUntil { until, mem_epoch };
+        match self.cfg.tx_order {
+            TxOrder::RoundRobin => {
+                for _ in 0..self.ready.len() {
+                    let Some(id) = self.ready.pop_front() else { break };
+                    match self.poll_connection(id, now, planes, buf) {
+                        Polled::Sent(t) => {
+                            // Round robin: the connection goes to the back of the line.
+                            self.ready.push_back(id);
+                            return Some(t);
                         }
+                        // Sendable, but only on planes whose port is busy: it stays in line.
+                        Polled::Blocked => self.ready.push_back(id),
+                        Polled::Idle => {}
                     }
                 }
-                None => {
-                    // Nothing sendable now: it re-enters the ready list on ACK, post or timer.
-                    c.in_ready = false;
-                    self.schedule(id, now);
+            }
+            TxOrder::OldestFirst => {
+                let mut visit = core::mem::take(&mut self.tx_visit);
+                let conns = &self.conns;
+                let key = |id: ConnId| {
+                    conns
+                        .get((id as usize).wrapping_sub(1))
+                        .and_then(|c| c.as_ref())
+                        .map_or((u8::MAX, 0), Connection::tx_key)
+                };
+                tx_order::visit_order(self.ready.iter().map(|&id| key(id)), &mut visit);
+                let mut sent = None;
+                for &(_, pos) in &visit {
+                    let Some(&id) = self.ready.get(pos as usize) else {
+                        continue;
+                    };
+                    match self.poll_connection(id, now, planes, buf) {
+                        Polled::Sent(t) => {
+                            // Equal ranks take turns: the connection goes to the back of the line.
+                            self.ready.retain(|&x| x != id);
+                            self.ready.push_back(id);
+                            sent = Some(t);
+                            break;
+                        }
+                        Polled::Blocked => {}
+                        // Marked out of the list; removed below so that positions hold meanwhile.
+                        Polled::Idle => {}
+                    }
                 }
+                let conns = &self.conns;
+                self.ready.retain(|&id| {
+                    conns
+                        .get((id as usize).wrapping_sub(1))
+                        .and_then(|c| c.as_ref())
+                        .is_some_and(|c| c.in_ready)
+                });
+                self.tx_visit = visit;
+                return sent;
             }
         }
         None
@@ -953,6 +983,7 @@ impl Transport for Endpoint {
     }
 
     fn handle_timeout(&mut self, now: Nanos) {
+        self.clock = self.clock.max(now);
         // Take every due entry first: running a connection's timers may schedule it again.
         let mut due = Vec::new();
         while let Some(&Reverse((t, id))) = self.timers.peek() {
@@ -985,6 +1016,58 @@ impl Transport for Endpoint {
     }
 }
 
+/// What one connection's transmit poll gave (`Endpoint::poll_connection`).
+enum Polled {
+    Sent(Transmit),
+    /// Sendable, but only on planes whose port is busy (or such a poll skipped): it keeps
+    /// its place in the ready list.
+    Blocked,
+    /// Nothing sendable now: out of the ready list until an ACK, post or timer.
+    Idle,
+}
+
+impl Endpoint {
+    /// Give connection `id` of the ready list its transmit opportunity (SPEC.md §8.3).
+    fn poll_connection(&mut self, id: ConnId, now: Nanos, planes: u8, buf: &mut [u8]) -> Polled {
+        // Polls that would come back port-blocked again are skipped (the same outcome and
+        // order, without touching the connection's state: with many connections on a busy or
+        // dead plane they were most of the simulator's time). Not when recording component calls.
+        let skip_blocked = !self.cfg.trace_components;
+        if skip_blocked && self.still_blocked(id, now, planes) {
+            self.counters.blocked_polls_skipped += 1;
+            return Polled::Blocked;
+        }
+        let local = self.cfg.addr;
+        let mem_epoch = self.mem_epoch;
+        let Some((c, mut ctx)) = self.split(id) else {
+            return Polled::Idle;
+        };
+        match c.poll_transmit(now, &local, buf, planes, &mut ctx) {
+            Some((len, plane)) => {
+                self.counters.tx_frames += 1;
+                self.schedule(id, now);
+                Polled::Sent(Transmit { len, plane })
+            }
+            None if c.port_blocked => {
+                let verdict = c.blocked_verdict();
+                if let (true, Some((planes, until))) = (skip_blocked, verdict) {
+                    let i = (id as usize).wrapping_sub(1);
+                    if let (Some(p), Some(b)) = (self.blocked_planes.get_mut(i), self.blocked_until.get_mut(i)) {
+                        *p = planes;
+                        *b = BlockedUntil { until, mem_epoch };
+                    }
+                }
+                Polled::Blocked
+            }
+            None => {
+                c.in_ready = false;
+                self.schedule(id, now);
+                Polled::Idle
+            }
+        }
+    }
+}
+
 impl Endpoint {
     fn post(
         &mut self,
@@ -995,6 +1078,7 @@ impl Endpoint {
         wr_id: u64,
     ) -> Result<(), VerbError> {
         self.mem.check_local(local.key, local.offset, u64::from(local.len))?;
+        let clock = self.clock;
         let c = self.connection_mut(conn).ok_or(VerbError::UnknownConnection(conn))?;
         if c.state != ConnState::Established {
             return Err(VerbError::NotConnected(conn));
@@ -1002,7 +1086,7 @@ impl Endpoint {
         if stream >= c.streams_max {
             return Err(VerbError::BadStream(stream));
         }
-        c.post(stream, local, remote, wr_id);
+        c.post(clock, stream, local, remote, wr_id);
         if !c.in_ready {
             c.in_ready = true;
             self.ready.push_back(conn);

@@ -38,6 +38,8 @@ pub mod rx_tracker;
 pub mod seq;
 #[cfg(feature = "alloc")]
 pub mod transport;
+#[cfg(feature = "alloc")]
+pub mod tx_order;
 pub mod tx_scoreboard;
 pub mod wire;
 

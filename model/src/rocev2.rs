@@ -36,6 +36,7 @@ use crate::params::{DEFAULT_MTU_PAYLOAD, MAX_STREAMS, RTO_MIN_NS};
 use crate::transport::{
     Completion, ConnId, Event, LocalBuf, Nanos, NicAddr, RemoteBuf, Status, Transmit, Transport, VerbError, WorkKind,
 };
+use crate::tx_order::{self, TxKey, TxOrder};
 use crate::wire::{
     self, ecn, opcode, Bth, Cmh, FrameAddrs, MrPacket, RoceFrame, BTH_LEN, BTH_OFFSET, DEFAULT_PKEY, FRAME_OVERHEAD,
 };
@@ -198,6 +199,10 @@ pub struct RoceConfig {
     /// DCQCN-lite: data is ECT(0), the responder answers CE with CNPs and the requester
     /// halves its window on a CNP. Off: data is Not-ECT and CNPs are ignored.
     pub ecn: bool,
+    /// The order in which the NIC serves its QPs at a transmit opportunity. The default is
+    /// round robin, as commodity RNICs arbitrate QPs of one traffic class; oldest-first is
+    /// mroce's default (SPEC.md §8.3), offered here to compare the two under one policy.
+    pub tx_order: TxOrder,
 }
 
 impl Default for RoceConfig {
@@ -211,6 +216,7 @@ impl Default for RoceConfig {
             accept_incoming: true,
             ack_coalesce: 4,
             ecn: true,
+            tx_order: TxOrder::RoundRobin,
         }
     }
 }
@@ -526,6 +532,9 @@ struct Qp {
     notified: bool,
     /// Queued in `Shared::active`.
     in_active: bool,
+    /// Endpoint time of the first post since the requester last had nothing unsent (its
+    /// rank under [`TxOrder::OldestFirst`]).
+    busy_since: Nanos,
     /// Time of this QP's registered entry in the timer heap.
     heap_at: Option<Nanos>,
     /// Send side.
@@ -541,6 +550,12 @@ impl Qp {
             .into_iter()
             .flatten()
             .min()
+    }
+
+    /// Rank under [`TxOrder::OldestFirst`]: a requester going back over lost packets has
+    /// only retransmissions to send and goes first; else the time it became busy.
+    fn tx_key(&self) -> TxKey {
+        tx_order::tx_key(!psn_lt(self.rq.nxt, self.rq.sent_hi), self.busy_since)
     }
 
     /// The requester may transmit a data packet now.
@@ -682,6 +697,10 @@ struct Shared {
     events: VecDeque<Event>,
     /// QPs that may have data to send, round-robin.
     active: VecDeque<ConnId>,
+    /// The latest time a driver passed in: the time of a post, which takes none.
+    clock: Nanos,
+    /// Scratch space of `poll_transmit` under [`TxOrder::OldestFirst`].
+    tx_visit: Vec<(TxKey, u32)>,
     /// Timer heap with lazy deletion: each QP keeps one registered entry no later than
     /// its earliest deadline (`Qp::heap_at`); other entries are stale and skipped.
     timers: BinaryHeap<Reverse<(Nanos, ConnId)>>,
@@ -916,6 +935,7 @@ impl RoceEndpoint {
             reason: 0,
             notified: false,
             in_active: false,
+            busy_since: 0,
             heap_at: None,
             rq: Requester::new(isn, self.cfg.window_pkts),
             rs: Responder {
@@ -993,6 +1013,9 @@ impl RoceEndpoint {
         let npkts = u64::from(local.len).div_ceil(u64::from(qp.mtu)).max(1);
         if npkts > MAX_MSG_PKTS {
             return Err(VerbError::TooLarge(u64::from(local.len)));
+        }
+        if !qp.rq.has_data() {
+            qp.busy_since = self.sh.clock;
         }
         let msg_seq = next_seq(&mut qp.rq.msg_seqs, stream);
         qp.rq.wrs.push_back(SendWr {
@@ -1852,6 +1875,7 @@ impl Transport for RoceEndpoint {
 
     /// Open a QP to `peer` (added to the peer table if unknown) over plane 0.
     fn connect(&mut self, now: Nanos, peer: NicAddr) -> Result<ConnId, VerbError> {
+        self.sh.clock = self.sh.clock.max(now);
         if !self.peers.contains_key(&peer.ips[0]) {
             self.add_peer(peer);
         }
@@ -1869,6 +1893,7 @@ impl Transport for RoceEndpoint {
     /// Close a QP. Outstanding WRs and receives complete with `ConnectionFailed`;
     /// `Disconnected` follows once the peer confirms (or after the CM retries).
     fn disconnect(&mut self, now: Nanos, conn: ConnId) -> Result<(), VerbError> {
+        self.sh.clock = self.sh.clock.max(now);
         let qp = self.table.get_mut(conn).ok_or(VerbError::UnknownConnection(conn))?;
         match qp.state {
             QpState::Connecting => {
@@ -1922,6 +1947,7 @@ impl Transport for RoceEndpoint {
     }
 
     fn handle_frame(&mut self, now: Nanos, _plane: u8, frame: &[u8]) {
+        self.sh.clock = self.sh.clock.max(now);
         self.sh.c.rx_frames += 1;
         let f = match wire::decode_frame(frame) {
             Ok(f) => f,
@@ -1965,14 +1991,37 @@ impl Transport for RoceEndpoint {
     /// frame leaves on plane 0. Returns `None` (counting `tx_encode_errors`) when `buf` cannot
     /// hold the next frame.
     fn poll_transmit(&mut self, now: Nanos, buf: &mut [u8]) -> Option<Transmit> {
+        self.sh.clock = self.sh.clock.max(now);
         while let Some(c) = self.sh.ctrl.pop_front() {
             if let Some(len) = self.encode_ctrl(c, buf) {
                 self.sh.c.tx_frames += 1;
                 return Some(Transmit { len, plane: 0 });
             }
         }
-        for _ in 0..self.sh.active.len() {
-            let id = self.sh.active.pop_front()?;
+        // Under oldest-first the QPs are tried in rank order; each leaves the list when tried
+        // and re-enters at the back if it still has something to send, as in round robin.
+        let mut visit = core::mem::take(&mut self.sh.tx_visit);
+        visit.clear();
+        if self.cfg.tx_order == TxOrder::OldestFirst {
+            let table = &self.table;
+            let key = |id: ConnId| table.get(id).map_or((u8::MAX, 0), Qp::tx_key);
+            tx_order::visit_order(self.sh.active.iter().map(|&id| key(id)), &mut visit);
+        }
+        let mut order: Vec<ConnId> = Vec::new();
+        order.extend(
+            visit
+                .iter()
+                .filter_map(|&(_, pos)| self.sh.active.get(pos as usize).copied()),
+        );
+        self.sh.tx_visit = visit;
+        for i in 0..self.sh.active.len() {
+            let id = match order.get(i) {
+                Some(&id) => {
+                    self.sh.active.retain(|&x| x != id);
+                    id
+                }
+                None => self.sh.active.pop_front()?,
+            };
             let Some(qp) = self.table.get_mut(id) else { continue };
             qp.in_active = false;
             if !qp.can_send() {
@@ -2009,6 +2058,7 @@ impl Transport for RoceEndpoint {
     }
 
     fn handle_timeout(&mut self, now: Nanos) {
+        self.sh.clock = self.sh.clock.max(now);
         while let Some(&Reverse((t, id))) = self.sh.timers.peek() {
             if t > now {
                 break;
@@ -2263,6 +2313,76 @@ mod tests {
         assert!(
             got.iter().enumerate().all(|(i, b)| *b == pattern(i, 0x5A)),
             "data mismatch"
+        );
+    }
+
+    /// Steps until each of two 1 MiB WRITEs completes: the first on QP 1, the second posted
+    /// on QP 2 one step later; both must arrive intact.
+    fn two_qps(order: TxOrder) -> [usize; 2] {
+        const LEN: usize = 1 << 20;
+        let mut net = Net::new(
+            RoceConfig {
+                tx_order: order,
+                ..cfg(1)
+            },
+            cfg(2),
+            7,
+        );
+        let qps = [net.connect().0, net.connect().0];
+        let mut dsts = Vec::new();
+        let mut done = [0usize; 2];
+        for (i, &q) in qps.iter().enumerate() {
+            let src = source(&mut net.a, LEN, i as u8);
+            let dst = net.b.memory_mut().register(LEN, Access { remote_write: true });
+            dsts.push(dst);
+            let local = LocalBuf {
+                key: src,
+                offset: 0,
+                len: LEN as u32,
+            };
+            let remote = RemoteBuf {
+                va: dst.va,
+                rkey: dst.rkey,
+            };
+            net.a.post_write(q, 0, local, remote, i as u64).unwrap();
+            net.step();
+        }
+        for step in 1..200_000 {
+            for (i, d) in done.iter_mut().enumerate() {
+                if *d == 0 && find_wr(&net.ev_a, i as u64, WorkKind::Write).is_some() {
+                    *d = step;
+                }
+            }
+            if done.iter().all(|&d| d > 0) {
+                break;
+            }
+            net.step();
+        }
+        for (i, dst) in dsts.into_iter().enumerate() {
+            let got = net.b.memory().region(dst).unwrap();
+            assert!(
+                got.iter().enumerate().all(|(j, b)| *b == pattern(j, i as u8)),
+                "{order:?}: data of QP {i}"
+            );
+        }
+        done
+    }
+
+    #[test]
+    fn oldest_first_serves_the_qp_busy_longest() {
+        assert_eq!(RoceConfig::default().tx_order, TxOrder::RoundRobin);
+        let rr = two_qps(TxOrder::RoundRobin);
+        let oldest = two_qps(TxOrder::OldestFirst);
+        assert!(
+            rr.iter().chain(&oldest).all(|&d| d > 0),
+            "incomplete: {rr:?} {oldest:?}"
+        );
+        // round robin shares the link: both finish together; oldest-first finishes QP 1 first
+        assert!(rr[0].abs_diff(rr[1]) <= 2, "round robin: {rr:?}");
+        assert!(oldest[0] + 8 < oldest[1], "oldest-first: {oldest:?}");
+        assert!(
+            oldest[0] < rr[0],
+            "QP 1 sooner under oldest-first: {oldest:?} against {rr:?}"
         );
     }
 

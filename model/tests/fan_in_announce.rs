@@ -97,6 +97,9 @@ fn rate_hints_take_over_and_later_announcements_are_ignored() {
         l.run_until(100_000_000, |l| l.completions_a().len() == msgs),
         "transfers incomplete"
     );
+    // let the last ACKs (trailing probes' answers, whose hints may still move a limit) land
+    let quiet = l.now + 50_000;
+    l.run_until(quiet, |_| false);
     let applied = counter(&l.a, "announces_applied");
     // every connection now has a hint; a fifth connection changes the fan-in to 8, and the
     // four announcements that go to connections with a hint change nothing

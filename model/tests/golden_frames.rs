@@ -525,6 +525,15 @@ fn spec_parameter_table_matches_the_constants() {
         let want = if on { "on" } else { "off" };
         assert_eq!(cell.as_deref(), Some(want), "SPEC.md §7.4 value of `{name}`");
     }
+    let cell = rows
+        .iter()
+        .find(|(n, _)| n == "tx_order")
+        .map(|(_, c)| c.trim().to_string());
+    assert_eq!(
+        cell.as_deref(),
+        Some(d.tx_order.as_str()),
+        "SPEC.md §7.4 value of `tx_order`"
+    );
     for (name, value) in expected {
         let Some((_, cell)) = rows.iter().find(|(n, _)| n == name) else {
             panic!("SPEC.md §7 has no row for `{name}`");

@@ -86,6 +86,10 @@ pub struct RunConfig {
     pub announce_fan_in: bool,
     /// RoCEv2's retransmission timeout, ns (`None`: `RoceConfig`'s default, 50 µs).
     pub rocev2_rto_ns: Option<u64>,
+    /// mroce's transmit order across connections (`EndpointConfig::tx_order`).
+    pub tx_order: mroce_model::tx_order::TxOrder,
+    /// RoCEv2's transmit order across QPs (`RoceConfig::tx_order`).
+    pub rocev2_tx_order: mroce_model::tx_order::TxOrder,
     /// Payload bytes per packet.
     pub mtu: u16,
     /// Seed of every random choice.
@@ -118,6 +122,8 @@ impl RunConfig {
             fabric_rtt: false,
             announce_fan_in: false,
             rocev2_rto_ns: None,
+            tx_order: mroce_model::endpoint::EndpointConfig::default().tx_order,
+            rocev2_tx_order: mroce_model::rocev2::RoceConfig::default().tx_order,
             mtu: mroce_model::params::DEFAULT_MTU_PAYLOAD,
             seed,
             time_limit_ns: 1_000_000_000,
@@ -653,6 +659,8 @@ impl<'a> Sim<'a> {
                     fabric_rtt_ns: if cfg.fabric_rtt { f.unloaded_rtt_ns(cfg.mtu) } else { 0 },
                     announce_fan_in: cfg.announce_fan_in,
                     rocev2_rto_ns: cfg.rocev2_rto_ns,
+                    tx_order: cfg.tx_order,
+                    rocev2_tx_order: cfg.rocev2_tx_order,
                 };
                 let t = factory(cfg.kind, addr, derive_seed(cfg.seed, 0x1C00_0000 | nic as u64), &params)?;
                 let port_plane: Vec<u8> = if spans {

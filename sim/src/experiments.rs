@@ -38,6 +38,10 @@ pub struct Common {
     pub announce_fan_in: bool,
     /// RoCEv2's retransmission timeout, ns (`None`: its default, mroce's 50 µs RTO floor).
     pub rocev2_rto_ns: Option<u64>,
+    /// mroce's transmit order across connections (`EndpointConfig::tx_order`).
+    pub tx_order: mroce_model::tx_order::TxOrder,
+    /// RoCEv2's transmit order across QPs (`RoceConfig::tx_order`).
+    pub rocev2_tx_order: mroce_model::tx_order::TxOrder,
     /// Payload bytes per packet.
     pub mtu: u16,
     /// Transports to run, in order.
@@ -63,6 +67,8 @@ impl Default for Common {
             fabric_rtt: true,
             announce_fan_in: true,
             rocev2_rto_ns: None,
+            tx_order: mroce_model::endpoint::EndpointConfig::default().tx_order,
+            rocev2_tx_order: mroce_model::rocev2::RoceConfig::default().tx_order,
             mtu: mroce_model::params::DEFAULT_MTU_PAYLOAD,
             transports: Kind::ALL.to_vec(),
             time_limit_ns: None,
@@ -171,6 +177,8 @@ impl<'a, 'f> Ctx<'a, 'f> {
         cfg.fabric_rtt = self.c.fabric_rtt;
         cfg.announce_fan_in = self.c.announce_fan_in;
         cfg.rocev2_rto_ns = self.c.rocev2_rto_ns;
+        cfg.tx_order = self.c.tx_order;
+        cfg.rocev2_tx_order = self.c.rocev2_tx_order;
         cfg.mtu = self.c.mtu;
         cfg.time_limit_ns = self.c.time_limit_ns.unwrap_or(k.time_limit_ns);
         cfg.sample_ns = k.sample_ns;
@@ -215,6 +223,9 @@ impl<'a, 'f> Ctx<'a, 'f> {
                 0
             }));
             m.entry("announce_fan_in").or_insert(json!(self.c.announce_fan_in));
+            m.entry("tx_order").or_insert(json!(self.c.tx_order.as_str()));
+            m.entry("rocev2_tx_order")
+                .or_insert(json!(self.c.rocev2_tx_order.as_str()));
             m.entry("rocev2_rto_ns").or_insert(json!(self
                 .c
                 .rocev2_rto_ns

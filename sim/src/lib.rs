@@ -95,6 +95,16 @@ pub struct TransportParams {
     /// RoCEv2's retransmission timeout, ns (`RoceConfig::rto_ns`; `None`: its default, mroce's
     /// 50 µs RTO floor).
     pub rocev2_rto_ns: Option<u64>,
+    /// mroce's transmit order across connections (`EndpointConfig::tx_order`).
+    #[serde(serialize_with = "tx_order_name")]
+    pub tx_order: mroce_model::tx_order::TxOrder,
+    /// RoCEv2's transmit order across QPs (`RoceConfig::tx_order`).
+    #[serde(serialize_with = "tx_order_name")]
+    pub rocev2_tx_order: mroce_model::tx_order::TxOrder,
+}
+
+fn tx_order_name<S: serde::Serializer>(o: &mroce_model::tx_order::TxOrder, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(o.as_str())
 }
 
 fn ecn_reroute_name<S: serde::Serializer>(p: &mroce_model::endpoint::EcnReroute, s: S) -> Result<S::Ok, S::Error> {
@@ -119,6 +129,7 @@ pub fn mroce_config(addr: NicAddr, p: &TransportParams) -> mroce_model::endpoint
         first_flight_ack_req: p.first_flight_ack_req,
         fabric_rtt_ns: p.fabric_rtt_ns,
         announce_fan_in: p.announce_fan_in,
+        tx_order: p.tx_order,
         ..Default::default()
     }
 }
@@ -137,6 +148,7 @@ pub fn model_factory(kind: Kind, addr: NicAddr, seed: u64, p: &TransportParams) 
                 addr,
                 mtu: p.mtu,
                 rto_ns: p.rocev2_rto_ns.unwrap_or(RoceConfig::default().rto_ns),
+                tx_order: p.rocev2_tx_order,
                 ..Default::default()
             },
             seed,
