@@ -144,7 +144,7 @@ struct CommonArgs {
     rocev2_rto_us: Option<f64>,
     /// The order in which an mroce NIC serves its connections (SPEC.md §8.3, "Endpoint
     /// transmit order"): oldest (connections with only retransmissions or probes first, then
-    /// the one busy longest) or rr (round robin).
+    /// the one whose oldest unsent message was posted first) or rr (round robin).
     #[arg(long, default_value = mroce_model::endpoint::EndpointConfig::default().tx_order.as_str(), value_parser = tx_order_arg)]
     tx_order: TxOrder,
     /// The same for RoCEv2's NICs across their QPs: rr (as commodity RNICs arbitrate QPs of

@@ -212,6 +212,8 @@ struct TxMsg {
     acked_count: u32,
     inflight: Vec<u8>,
     status: Option<Status>,
+    /// Endpoint time of the post: the message's rank in the NIC's oldest-first transmit order.
+    posted_at: Nanos,
 }
 
 impl TxMsg {
@@ -350,9 +352,6 @@ pub struct Connection {
     /// Packets found lost since the hold began.
     hold_lost: u16,
     pub(crate) in_ready: bool,
-    /// Endpoint time of the first post since the active list was last empty: the
-    /// connection's rank in the NIC's oldest-first transmit order (`tx_key`).
-    busy_since: Nanos,
     /// The last `poll_transmit` found data and an eligible path, but only on planes whose
     /// port was busy.
     pub(crate) port_blocked: bool,
@@ -474,7 +473,6 @@ impl Connection {
             hold_delivered: 0,
             hold_lost: 0,
             in_ready: false,
-            busy_since: 0,
             port_blocked: false,
             blocked_paths: 0,
             scheduled: None,
@@ -723,9 +721,6 @@ impl Connection {
 
     /// Queue a WRITE or SEND message; `now` is the endpoint's time.
     pub(crate) fn post(&mut self, now: Nanos, stream: u16, local: LocalBuf, remote: Option<RemoteBuf>, wr_id: u64) {
-        if self.active.is_empty() {
-            self.busy_since = now;
-        }
         let mtu = u32::from(self.mtu);
         let nchunks = local.len.div_ceil(mtu).max(1);
         let st = self.stream_tx(stream);
@@ -746,6 +741,7 @@ impl Connection {
             acked_count: 0,
             inflight: vec![0; nchunks as usize],
             status: None,
+            posted_at: now,
         };
         let st = self.stream_tx(stream);
         st.msgs.push_back(msg);
@@ -760,11 +756,20 @@ impl Connection {
         self.stream_rx(stream).recvs.push_back((local, wr_id));
     }
 
-    /// The connection's rank in the NIC's oldest-first transmit order (SPEC.md §8.3): new
-    /// data waits in the active list since `busy_since`; without any, only retransmissions
-    /// and probes, which go first.
+    /// The connection's rank in the NIC's oldest-first transmit order (SPEC.md §8.3): the
+    /// post time of its oldest message with unsent chunks (each stream's first such message
+    /// is at its cursor); with none in the active list, only retransmissions and probes, which
+    /// go first.
     pub(crate) fn tx_key(&self) -> TxKey {
-        tx_order::tx_key(!self.active.is_empty(), self.busy_since)
+        let oldest = self
+            .active
+            .iter()
+            .filter_map(|&s| {
+                let st = self.streams_tx.get(s as usize)?;
+                st.msgs.get(st.cursor).map(|m| m.posted_at)
+            })
+            .min();
+        tx_order::tx_key(oldest.is_some(), oldest.unwrap_or(0))
     }
 
     /// Anything to send (new data or retransmissions), ignoring windows.

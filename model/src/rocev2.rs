@@ -344,6 +344,8 @@ struct SendWr {
     npkts: u32,
     /// PSN of the first packet; valid once the WR is assigned (see `Requester::assigned`).
     first_psn: u32,
+    /// Endpoint time of the post (the WR's rank under [`TxOrder::OldestFirst`]).
+    posted_at: Nanos,
 }
 
 impl SendWr {
@@ -532,9 +534,6 @@ struct Qp {
     notified: bool,
     /// Queued in `Shared::active`.
     in_active: bool,
-    /// Endpoint time of the first post since the requester last had nothing unsent (its
-    /// rank under [`TxOrder::OldestFirst`]).
-    busy_since: Nanos,
     /// Time of this QP's registered entry in the timer heap.
     heap_at: Option<Nanos>,
     /// Send side.
@@ -553,9 +552,12 @@ impl Qp {
     }
 
     /// Rank under [`TxOrder::OldestFirst`]: a requester going back over lost packets has
-    /// only retransmissions to send and goes first; else the time it became busy.
+    /// only retransmissions to send and goes first; else the post time of the WR it sends
+    /// from next.
     fn tx_key(&self) -> TxKey {
-        tx_order::tx_key(!psn_lt(self.rq.nxt, self.rq.sent_hi), self.busy_since)
+        let next = self.rq.wrs.get(self.rq.cursor).map(|w| w.posted_at);
+        let fresh = !psn_lt(self.rq.nxt, self.rq.sent_hi) && next.is_some();
+        tx_order::tx_key(fresh, next.unwrap_or(0))
     }
 
     /// The requester may transmit a data packet now.
@@ -935,7 +937,6 @@ impl RoceEndpoint {
             reason: 0,
             notified: false,
             in_active: false,
-            busy_since: 0,
             heap_at: None,
             rq: Requester::new(isn, self.cfg.window_pkts),
             rs: Responder {
@@ -1014,9 +1015,6 @@ impl RoceEndpoint {
         if npkts > MAX_MSG_PKTS {
             return Err(VerbError::TooLarge(u64::from(local.len)));
         }
-        if !qp.rq.has_data() {
-            qp.busy_since = self.sh.clock;
-        }
         let msg_seq = next_seq(&mut qp.rq.msg_seqs, stream);
         qp.rq.wrs.push_back(SendWr {
             kind,
@@ -1027,6 +1025,7 @@ impl RoceEndpoint {
             remote,
             npkts: npkts as u32,
             first_psn: 0,
+            posted_at: self.sh.clock,
         });
         self.sh.wake(qp);
         Ok(())

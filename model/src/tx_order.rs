@@ -13,8 +13,9 @@ pub enum TxOrder {
     /// Round robin over the connections with something to send, one packet each.
     RoundRobin,
     /// Connections with only retransmissions or probes to send first; then the connection
-    /// that has been busy longest, i.e. whose earliest post since its send queue last ran dry
-    /// is oldest; ties in round-robin order. A collective's dependent steps each run on their
+    /// whose oldest message with unsent data was posted first (FIFO over messages, not
+    /// connections, so that a connection that keeps posting cannot starve a later one); ties
+    /// in round-robin order. A collective's dependent steps each run on their
     /// own connection, and round robin let every later step take a share of the port from the
     /// step that all of them wait for (halving-doubling, nearest partner first, 1.61 → 1.30 ×
     /// ideal in `mroce sim collectives`; sim/README.md, "Transmit order").
@@ -42,14 +43,15 @@ impl TxOrder {
 }
 
 /// A connection's rank under [`TxOrder::OldestFirst`], lowest first: `(0, 0)` while it has
-/// nothing new to send (retransmissions, probes), else `(1, busy_since)`.
+/// nothing new to send (retransmissions, probes), else `(1, posted_at)` of its oldest message
+/// with unsent data.
 pub type TxKey = (u8, Nanos);
 
-/// The rank of a connection with new data that became busy at `busy_since`, or of one
-/// without new data (`has_new_data` false).
-pub fn tx_key(has_new_data: bool, busy_since: Nanos) -> TxKey {
+/// The rank of a connection whose oldest message with unsent data was posted at `posted_at`,
+/// or of one without new data (`has_new_data` false).
+pub fn tx_key(has_new_data: bool, posted_at: Nanos) -> TxKey {
     if has_new_data {
-        (1, busy_since)
+        (1, posted_at)
     } else {
         (0, 0)
     }

@@ -1,6 +1,7 @@
 //! The NIC's transmit order across connections (SPEC.md §8.3, "Endpoint transmit order"):
-//! under `oldest` a connection that became busy earlier is served first, and a later one only
-//! fills the gaps; under `rr` the two take turns. Either way every byte arrives intact.
+//! under `oldest` the connection whose oldest unsent message was posted first is served first,
+//! and a later one only fills the gaps; under `rr` the two take turns. Either way every byte
+//! arrives intact.
 
 mod common;
 use std::cell::RefCell;
@@ -93,7 +94,7 @@ fn run(order: TxOrder) -> Outcome {
 }
 
 #[test]
-fn oldest_first_serves_the_connection_busy_longest() {
+fn oldest_first_serves_the_oldest_message_first() {
     assert_eq!(EndpointConfig::default().tx_order, TxOrder::OldestFirst);
     let o = run(TxOrder::OldestFirst);
     assert!(o.intact, "data intact");
@@ -123,4 +124,49 @@ fn round_robin_alternates_between_busy_connections() {
         "round robin shares the first 32 frames: {head:?} ({b1}, {b2})"
     );
     assert!(o.done.iter().all(Option::is_some), "both complete: {:?}", o.done);
+}
+
+/// The order is over messages, not connections: a connection that keeps posting does not
+/// starve one that posted in between. A posts m1; once m1 is under way B posts m2; then A
+/// posts m3. Oldest-first serves m1, m2, m3 in that order, so m2 completes before m3.
+#[test]
+fn a_connection_that_keeps_posting_does_not_starve_a_later_one() {
+    let mut l = Link::new(
+        9,
+        EndpointConfig::default(),
+        EndpointConfig::default(),
+        Box::new(|_, _, _| Fate::Deliver),
+    );
+    let a = l.connect();
+    let b = l.connect();
+    let regions: Vec<_> = (1..=3).map(|i| regions(&mut l, LEN, i)).collect();
+    let start = l.now;
+    post(&mut l, a, regions[0].0, regions[0].1, 1);
+    for _ in 0..4 {
+        l.step();
+    }
+    post(&mut l, b, regions[1].0, regions[1].1, 2);
+    for _ in 0..4 {
+        l.step();
+    }
+    post(&mut l, a, regions[2].0, regions[2].1, 3);
+    assert!(
+        l.run_until(start + 100_000_000, |l| {
+            l.completions_a().iter().filter(|c| c.status == Status::Ok).count() == 3
+        }),
+        "incomplete"
+    );
+    let done_at = |wr: u64| {
+        l.events_a
+            .iter()
+            .position(|e| matches!(e, Event::Completion(c) if c.wr_id == wr && c.status == Status::Ok))
+            .unwrap()
+    };
+    assert!(
+        done_at(2) < done_at(3),
+        "m2 (B) completes before m3 (A, posted after it)"
+    );
+    for (src, dst) in regions {
+        assert_eq!(l.a.memory().region(src), l.b.memory().region(dst), "data intact");
+    }
 }
