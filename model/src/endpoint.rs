@@ -934,15 +934,9 @@ impl Transport for Endpoint {
             }
             TxOrder::OldestFirst => {
                 let mut visit = core::mem::take(&mut self.tx_visit);
-                let conns = &self.conns;
-                let key = |id: ConnId| {
-                    conns
-                        .get((id as usize).wrapping_sub(1))
-                        .and_then(|c| c.as_ref())
-                        .map_or((u8::MAX, 0), Connection::tx_key)
-                };
+                let key = |id: ConnId| self.connection(id).map_or((u8::MAX, 0), Connection::tx_key);
                 tx_order::visit_order(self.ready.iter().map(|&id| key(id)), &mut visit);
-                let mut sent = None;
+                let (mut sent, mut went_idle) = (None, false);
                 for &(_, pos) in &visit {
                     let Some(&id) = self.ready.get(pos as usize) else {
                         continue;
@@ -950,23 +944,26 @@ impl Transport for Endpoint {
                     match self.poll_connection(id, now, planes, buf) {
                         Polled::Sent(t) => {
                             // Equal ranks take turns: the connection goes to the back of the line.
-                            self.ready.retain(|&x| x != id);
+                            // Nothing left the list yet, so `pos` still holds it.
+                            self.ready.remove(pos as usize);
                             self.ready.push_back(id);
                             sent = Some(t);
                             break;
                         }
                         Polled::Blocked => {}
-                        // Marked out of the list; removed below so that positions hold meanwhile.
-                        Polled::Idle => {}
+                        // Out of the ready list; removed below so that positions hold meanwhile.
+                        Polled::Idle => went_idle = true,
                     }
                 }
-                let conns = &self.conns;
-                self.ready.retain(|&id| {
-                    conns
-                        .get((id as usize).wrapping_sub(1))
-                        .and_then(|c| c.as_ref())
-                        .is_some_and(|c| c.in_ready)
-                });
+                if went_idle {
+                    let conns = &self.conns;
+                    self.ready.retain(|&id| {
+                        conns
+                            .get((id as usize).wrapping_sub(1))
+                            .and_then(|c| c.as_ref())
+                            .is_some_and(|c| c.in_ready)
+                    });
+                }
                 self.tx_visit = visit;
                 return sent;
             }
