@@ -1096,6 +1096,9 @@ pub struct PinsCore<D> {
     sel_exp: VecDeque<Expect>,
     /// Selector records owed to stream operations (not to `SEL_CMD`s).
     sel_owed: u64,
+    /// Hold an on-chip core's `SEL_CMD` writes this clock whatever the streams (the end of a
+    /// step, [`CoreBackend::advance_to`]).
+    force_hold: bool,
     cycle: u64,
     last_activity: u64,
     control: u32,
@@ -1125,6 +1128,7 @@ impl<D: CoreDut> PinsCore<D> {
             tx_exp: VecDeque::new(),
             sel_exp: VecDeque::new(),
             sel_owed: 0,
+            force_hold: false,
             cycle: 0,
             last_activity: 0,
             control: 0,
@@ -1192,7 +1196,8 @@ impl<D: CoreDut> PinsCore<D> {
             // the model applies a command after the operations queued before it and before
             // those queued after it: hold the write while the selector is busy, and offer
             // nothing to the selector while a command is on its way through
-            self.dut.hold_commands(!self.selq.is_empty() || self.sel_owed > 0);
+            self.dut
+                .hold_commands(self.force_hold || !self.selq.is_empty() || self.sel_owed > 0);
         }
         if let Some(t) = self.rxq.front() {
             inp.rx = t.pins(true);
@@ -1462,6 +1467,15 @@ impl<D: CoreDut> CoreBackend for PinsCore<D> {
         while self.dut.on_chip_control() && self.dut.command_waiting() && guard < 100_000 {
             self.clock(None);
             guard += 1;
+        }
+        // The bridge registers a write it lets through, so one it let through at the last edge
+        // reaches the core in the next clock: run that clock now, with every new write held,
+        // so that the write counts in this step. Else it could reach the selector after the
+        // next step's first operations, which the model applies before it.
+        if self.dut.on_chip_control() {
+            self.force_hold = true;
+            self.clock(None);
+            self.force_hold = false;
         }
     }
 

@@ -1065,8 +1065,11 @@ pub fn sel_stream(seed: u64, n: usize) -> Vec<SelTxn> {
 
 /// Fill one path's window, then keep it full while mostly marked ACKs of one packet each raise
 /// its ECN alpha: the decreases that follow land with the window full, so the cut window is
-/// below the packets in flight and the path must close at once (the SELECT right after the
-/// credit), then reopen as credits drain the flight.
+/// below the packets in flight and the path must close (one operation late: SELECT tests the
+/// windows from before the previous operation, SPEC.md §6.3), then reopen as credits drain the
+/// flight. Each credit is followed by two SELECTs (the first sees the window before the credit,
+/// as the connection layer's retry does), and one in four by a second credit, which defers its
+/// sample to the path's next credit.
 pub fn sel_pressure_burst(rng: &mut Rng, ops: &mut Vec<SelTxn>) {
     let path = rng.below(PATHS as u32) as u8;
     let room = 1u16 << path;
@@ -1074,13 +1077,16 @@ pub fn sel_pressure_burst(rng: &mut Rng, ops: &mut Vec<SelTxn>) {
         ops.push(SelTxn::Select { room });
     }
     for _ in 0..rng.range(10, 40) {
-        ops.push(SelTxn::Credit {
-            path,
-            acked: 1,
-            lost: 0,
-            probes: 0,
-            ce: rng.below(8) != 0,
-        });
+        for _ in 0..1 + u32::from(rng.below(4) == 0) {
+            ops.push(SelTxn::Credit {
+                path,
+                acked: 1,
+                lost: 0,
+                probes: 0,
+                ce: rng.below(8) != 0,
+            });
+        }
+        ops.push(SelTxn::Select { room });
         ops.push(SelTxn::Select { room });
     }
 }

@@ -140,7 +140,9 @@ fn random_streams_cover_the_corners() {
     let mut m = SelBench::reference();
     // an ECN decrease that leaves a path's window below its packets in flight (the window must
     // close at once): counted on the reference as the stream runs
-    let mut cut_below = 0;
+    // and the operation lag (SPEC.md §6.3): SELECTs refused while a window was open, and AIMD
+    // credits that deferred their sample
+    let (mut cut_below, mut lag_refused, mut deferred) = (0, 0, 0);
     let recs: Vec<SelRec> = sel
         .iter()
         .map(|t| {
@@ -148,16 +150,32 @@ fn random_streams_cover_the_corners() {
                 SelTxn::Credit { path, ce: true, .. } => Some((*path, m.path(*path).cwnd)),
                 _ => None,
             };
+            let open = match t {
+                SelTxn::Select { room } => m.eligible_mask(u32::from(*room)),
+                _ => 0,
+            };
             let r = sel_expect(&mut m, &t.pins(true), t.pins(true).room);
             if let Some((p, cw)) = before {
                 if m.path(p).cwnd < cw && !m.window_open(p) {
                     cut_below += 1;
                 }
             }
+            if r.op == 0 && !r.ok && open != 0 {
+                lag_refused += 1;
+            }
+            if let SelTxn::Credit { path, acked, .. } = t {
+                if *acked != 0 && m.deferred(*path).0 != 0 {
+                    deferred += 1;
+                }
+            }
             r
         })
         .collect();
     assert!(cut_below > 30, "ECN decreases below the flight: {cut_below}");
+    assert!(
+        lag_refused > 100 && deferred > 100,
+        "SELECTs refused by the lag {lag_refused}, deferred samples {deferred}"
+    );
     assert!(
         recs.iter().filter(|r| r.op == 0 && !r.ok).count() > 100,
         "refused selects"

@@ -120,6 +120,9 @@ pub struct SelOp {
     pub is_limit: Bit,
     pub is_init: Bit,
     pub is_probe: Bit,
+    /// A credit that defers its AIMD sample: it follows an operation that wrote its path's
+    /// window state (decided at the input from the operation before it, SPEC.md §6.3).
+    pub dfr: Bit,
 }
 
 /// A 16-bit value widened to 18 bits without a cast (see [`Wide32`]): room for the sign of
@@ -239,6 +242,18 @@ pub struct PathSelectorHw {
     /// state after INIT, last = path PATHS - 1).
     above: DFF<Bits<PATHS>>,
     planes_up: DFF<Bits<8>>,
+    /// The window mask the next SELECT tests, inverted (power-up 0: every window open, as after
+    /// INIT): recorded by each operation from the registers before it, with its own charge
+    nlm: DFF<Bits<PATHS>>,
+    /// The last accepted operation wrote the window state of path `wpath` (an AIMD credit,
+    /// SET_HEALTH, REQUEST_REROLL), or of every path (`nwall` low: INIT; power-up is its state)
+    wv: DFF<Bit>,
+    nwall: DFF<Bit>,
+    wpath: DFF<Bits<PB>>,
+    /// Deferred AIMD samples, read and written in the read stage only (in order, so nothing
+    /// is forwarded): acknowledged packets per path, and CE (bit p)
+    dacc: [DFF<Bits<16>>; PATHS],
+    dce: DFF<Bits<PATHS>>,
     /// conn_limit stored inverted (power-up value 0 = 65535)
     nlimit: DFF<Bits<16>>,
     total: DFF<Bits<16>>,
@@ -335,6 +350,19 @@ pub struct PathSelectorHw {
     oh: Signal<Local, Bits<PATHS>>,
     sel_idx: Signal<Local, Bits<PB>>,
     found: Signal<Local, Bit>,
+    // locals: the operation lag
+    idfr: Signal<Local, Bit>,
+    iaimd: Signal<Local, Bit>,
+    wm: Signal<Local, Bits<PATHS>>,
+    cin: [Signal<Local, Bits<16>>; PATHS],
+    wo1: Signal<Local, Bits<PATHS>>,
+    chg: Signal<Local, Bits<PATHS>>,
+    xda: Signal<Local, Bits<16>>,
+    dsum: Signal<Local, Bits<16>>,
+    esum: Signal<Local, Bits<16>>,
+    ece: Signal<Local, Bit>,
+    xe: Signal<Local, Wide32>,
+    e32: Signal<Local, Bits<32>>,
     // locals: the addressed path's row (a multiplexer tree on the path index: levels of PATHS/2,
     // PATHS/4, PATHS/8 entries, then the root `m_*`) and the one datapath that computes its next state
     rw: Signal<Local, PathRow>,
@@ -544,7 +572,7 @@ impl Default for PathSelectorHw {
             t8_in, t4_in, t2_in, t8_al, t4_al, t2_al, t8_sh, t4_sh, t2_sh, t8_ai, t4_ai, t2_ai, t8_cr, t4_cr, t2_cr,
             t8_h, t4_h, t2_h, rw, cwrn, cgt, inew, sh1, cwm, w34, w34c, w34a, a34, x34, c34, s34, y34, wlt, lek, res,
             pres, tcr, pcr, ipm, inpl, cwl, idel, izero, neg_h, neg_l, oh_hi, oh_lo, me, mp, mh, ma, ge4, gp4, gh4,
-            ga4
+            ga4, nlm, wv, nwall, wpath, dacc, dce, idfr, iaimd, wm, cin, wo1, chg, xda, dsum, esum, ece, xe, e32
         )
     }
 }
@@ -557,7 +585,7 @@ impl Logic for PathSelectorHw {
     fn update(&mut self) {
         dff_setup!(
             self, clock, q1r, q2r, q3r, q3sum, q3up, pr, po, rr, rr_inc, sfw, nss, above, planes_up, nlimit, total,
-            probes, wp, rp, cnt, occ
+            probes, wp, rp, cnt, occ, nlm, wv, nwall, wpath, dce
         );
         self.fifo.clock.next = self.clock.val();
         for i in 0..PATHS {
@@ -581,6 +609,8 @@ impl Logic for PathSelectorHw {
             self.pending[i].clock.next = self.clock.val();
             self.pend_ent[i].clock.next = self.clock.val();
             self.eh[i].clock.next = self.clock.val();
+            self.dacc[i].clock.next = self.clock.val();
+            self.dacc[i].d.next = self.dacc[i].q.val();
             self.cwnd[i].d.next = self.cwnd[i].q.val();
             self.inflight[i].d.next = self.inflight[i].q.val();
             self.alpha[i].d.next = self.alpha[i].q.val();
@@ -650,15 +680,83 @@ impl Logic for PathSelectorHw {
         self.pr.d.next.is_limit = self.accept.val() && (self.in_op.val() == self.op_limit.val());
         self.pr.d.next.is_init = self.accept.val() && (self.in_op.val() == self.op_init.val());
         self.pr.d.next.is_probe = self.accept.val() && (self.in_op.val() == self.op_probe.val());
+        // an AIMD credit (acked > 0) right after an operation that wrote its path's window state
+        // defers its sample (SPEC.md §6.3): input-only, from the last accepted operation
+        self.iaimd.next = (self.in_op.val() == self.op_credit.val()) && self.in_a.val().any();
+        self.idfr.next = self.iaimd.val()
+            && (!self.nwall.q.val() || (self.wv.q.val() && (self.wpath.q.val() == self.in_path.val())));
+        self.pr.d.next.dfr = self.accept.val() && self.idfr.val();
+        if self.accept.val() {
+            self.nwall.d.next = self.in_op.val() != self.op_init.val();
+            self.wpath.d.next = self.in_path.val();
+            self.wv.d.next = (self.in_op.val() == self.op_health.val())
+                || (self.in_op.val() == self.op_rreroll.val())
+                || (self.iaimd.val() && !self.idfr.val());
+        }
 
         // ---------------- the operation: selection ----------------
         self.po.d.next = self.pr.q.val();
         self.o.next = self.po.q.val();
         self.o1.next = self.pr.q.val();
+        // the read stage keeps the deferred samples (every operation passes it in order): a
+        // deferred credit adds its sample to its path's, an AIMD credit takes the path's sample
+        // into its own (acked, saturating; CE ORed) for the compute stage
+        self.xda.next = self.z16.val();
+        for i in 0..PATHS {
+            if self.o1.val().hit.get_bit(i) {
+                self.xda.next = self.dacc[i].q.val();
+            }
+        }
+        self.dsum.next = self.xda.val() + self.o1.val().a;
+        self.esum.next = self.dsum.val();
+        if self.dsum.val() < self.o1.val().a {
+            self.esum.next = self.ones16.val();
+        }
+        self.ece.next = self.o1.val().flag || (self.dce.q.val() & self.o1.val().hit).any();
+        self.xe.next.lo = self.esum.val();
+        self.xe.next.hi = self.z16.val();
+        self.e32.next = self.xe.val().into();
+        if self.o1.val().is_credit && self.o1.val().a_nz {
+            self.po.d.next.a = self.esum.val();
+            self.po.d.next.a8 = self.e32.val() << self.c8w.val();
+            self.po.d.next.flag = self.ece.val();
+            self.po.d.next.g1 = self.z16.val();
+            if self.ece.val() {
+                self.po.d.next.g1 = self.c_g.val();
+            }
+            self.dce.d.next = self.dce.q.val() & !self.o1.val().hit;
+            if self.o1.val().dfr && self.ece.val() {
+                self.dce.d.next = self.dce.q.val() | self.o1.val().hit;
+            }
+            for i in 0..PATHS {
+                if self.o1.val().hit.get_bit(i) {
+                    self.dacc[i].d.next = self.z16.val();
+                    if self.o1.val().dfr {
+                        self.dacc[i].d.next = self.esum.val();
+                    }
+                }
+            }
+        }
+        if self.o1.val().is_rreroll {
+            self.dce.d.next = self.dce.q.val() & !self.o1.val().hit;
+            for i in 0..PATHS {
+                if self.o1.val().hit.get_bit(i) {
+                    self.dacc[i].d.next = self.z16.val();
+                }
+            }
+        }
+        if self.o1.val().is_init {
+            self.dce.d.next = self.zp.val();
+            for i in 0..PATHS {
+                self.dacc[i].d.next = self.z16.val();
+            }
+        }
         self.pu.next = self.planes_up.q.val();
         // eligible_health (Up or Suspect, not draining for a re-roll, plane up) and window_open
         self.elig_h.next = self.zp.val();
         self.elig.next = self.zp.val();
+        self.wm.next = self.zp.val();
+        self.wo1.next = self.zp.val();
         for i in 0..PATHS {
             if self.eh[i].q.val() {
                 self.elig_h.next = self.elig_h.val() | self.oh16[i].val();
@@ -674,7 +772,24 @@ impl Logic for PathSelectorHw {
                 && ((self.inflight[i].q.val().get_bits::<8>(0) < self.cwl[i].val().get_bits::<8>(8))
                     || ((self.inflight[i].q.val().get_bits::<8>(0) == self.cwl[i].val().get_bits::<8>(8))
                         && self.cwl[i].val().get_bits::<8>(0).any()));
-            if self.eh[i].q.val() && self.o.val().room.get_bit(i) && self.wlt[i].val() {
+            if self.wlt[i].val() {
+                self.wm.next = self.wm.val() | self.oh16[i].val();
+            }
+            // the same test with one more packet in flight (saturating): a charge that closes
+            // the window is seen by the next SELECT at once
+            self.cin[i].next = self.inflight[i].q.val();
+            if !self.inflight[i].q.val().all() {
+                self.cin[i].next = self.inflight[i].q.val() + self.one16.val();
+            }
+            if !self.cin[i].val().get_bits::<8>(8).any()
+                && ((self.cin[i].val().get_bits::<8>(0) < self.cwl[i].val().get_bits::<8>(8))
+                    || ((self.cin[i].val().get_bits::<8>(0) == self.cwl[i].val().get_bits::<8>(8))
+                        && self.cwl[i].val().get_bits::<8>(0).any()))
+            {
+                self.wo1.next = self.wo1.val() | self.oh16[i].val();
+            }
+            // SELECT tests the windows recorded by the operation before it (SPEC.md §6.3)
+            if self.eh[i].q.val() && self.o.val().room.get_bit(i) && !self.nlm.q.val().get_bit(i) {
                 self.elig.next = self.elig.val() | self.oh16[i].val();
             }
         }
@@ -828,10 +943,10 @@ impl Logic for PathSelectorHw {
         // the addressed path's next row
         self.nrw.next = self.rw.val();
         self.nrw.next.inflight = self.inew.val();
-        if self.o.val().is_credit && self.o.val().a_nz {
-            if self.rw.val().health == self.h_suspect.val() {
-                self.nrw.next.health = self.h_up.val();
-            }
+        if self.o.val().is_credit && self.o.val().a_nz && (self.rw.val().health == self.h_suspect.val()) {
+            self.nrw.next.health = self.h_up.val();
+        }
+        if self.o.val().is_credit && self.o.val().a_nz && !self.o.val().dfr {
             self.nrw.next.alpha = self.anew.val();
             self.nrw.next.ash = self.nash.val();
             // in slow start the next decrease (the mark that ends it) halves the window
@@ -1057,6 +1172,21 @@ impl Logic for PathSelectorHw {
         }
         if self.o.val().is_sel && self.found.val() {
             self.above.d.next = self.ab.val();
+        }
+        // the window mask for the next SELECT: this operation's, from the registers before it,
+        // less a window its own charge closes (SELECT's choice, CHARGE, CHARGE_PROBE)
+        self.chg.next = self.zp.val();
+        if self.o.val().is_sel {
+            self.chg.next = self.oh.val();
+        }
+        if self.o.val().is_charge || self.o.val().is_probe {
+            self.chg.next = self.o.val().hit;
+        }
+        if self.o.val().v {
+            self.nlm.d.next = !(self.wm.val() & !(self.chg.val() & !self.wo1.val()));
+        }
+        if self.o.val().is_init {
+            self.nlm.d.next = self.zp.val();
         }
         self.n_pu.next = self.pu.val();
         if self.o.val().is_plane_up {
@@ -1366,7 +1496,8 @@ impl Logic for PathSelectorHw {
         }
 
         // ---------------- record and output FIFO ----------------
-        self.reroute.next = self.o.val().is_credit && self.o.val().a_nz && self.o.val().flag && self.cwr0.val();
+        self.reroute.next =
+            self.o.val().is_credit && self.o.val().a_nz && !self.o.val().dfr && self.o.val().flag && self.cwr0.val();
         self.rec.next.op = self.o.val().op;
         self.rec.next.ok = self.reroute.val();
         self.rec.next.path = self.o.val().path;

@@ -12,6 +12,10 @@
 //! (`PathSelector::new`) comes first, as the board self-test and the co-simulation's preamble
 //! send it.
 //!
+//! The operation lag of SPEC.md §6.3 is kept as the model keeps it: a register holds the window
+//! mask recorded by the previous operation (`nlm`), and the previous operation's window write
+//! (`wv`, `wall`, `wpath`) decides whether a credit defers its sample (`dacc`, `dce`).
+//!
 //! Stages: **I** (input register; input-only values: `acked + lost` saturated, `acked << 8`,
 //! the entropy of `a`, INIT's path mask and plane count); **X** (the operation; state written at
 //! the clock edge, and the record into the output FIFO's RAM, which shows it one clock later).
@@ -152,6 +156,17 @@ pub struct PathSelectorCompact {
     limit: DFF<Bits<16>>,
     total: DFF<Bits<16>>,
     probes: DFF<Bits<16>>,
+    /// The window mask the next SELECT tests, inverted (power-up 0: every window open, as
+    /// after INIT): recorded by each operation before it changes anything, with its own charge
+    nlm: DFF<Bits<PATHS>>,
+    /// The previous operation wrote the window state of path `wpath` (an AIMD credit,
+    /// SET_HEALTH, REQUEST_REROLL), or of every path (`wall`: INIT; power-up is INIT's state)
+    wv: DFF<Bit>,
+    nwall: DFF<Bit>,
+    wpath: DFF<Bits<PB>>,
+    /// Deferred AIMD samples: acknowledged packets per path, and CE (bit p)
+    dacc: [DFF<Bits<16>>; PATHS],
+    dce: DFF<Bits<PATHS>>,
     ir: DFF<SelcIn>,
     fifo: RecordFifo<SelOut>,
     // stage I
@@ -170,6 +185,19 @@ pub struct PathSelectorCompact {
     oh: Signal<Local, Bits<PATHS>>,
     sp: Signal<Local, Bits<PB>>,
     found: Signal<Local, Bit>,
+    // stage X: the operation lag
+    wm: Signal<Local, Bits<PATHS>>,
+    cin: [Signal<Local, Bits<16>>; PATHS],
+    wo1: Signal<Local, Bits<PATHS>>,
+    chg: Signal<Local, Bits<PATHS>>,
+    dfr: Signal<Local, Bit>,
+    xda: Signal<Local, Bits<16>>,
+    dsum: Signal<Local, Bits<16>>,
+    esum: Signal<Local, Bits<16>>,
+    ea: Signal<Local, Bits<16>>,
+    ece: Signal<Local, Bit>,
+    xea: Signal<Local, Wide32>,
+    ea8: Signal<Local, Bits<32>>,
     // stage X: the addressed path (x*: as read, n*: as written)
     /// The path the operation addresses, and its record carries: path 0 for the
     /// connection-wide operations (INIT, SET_PLANE_UP, SET_CONN_LIMIT), as the pipelined block.
@@ -284,10 +312,11 @@ impl Default for PathSelectorCompact {
         d!(
             clock, in_valid, in_ready, in_op, in_path, in_room, in_a, in_b, in_c, in_flag, out_valid, out_ready, out,
             health, plane, entropy, cwnd, inflight, alpha, ai_acc, cwr_left, nss, xnss, nns, sss, pending, pend_ent,
-            last, planes_up, limit, total, probes, ir, fifo, accept, ial, xa, ia32, ipm, inpl, eh, cwl, elig, above,
-            hm, oh, sp, found, rpath, hit, xh, xpl, xent, xcw, xin, xal, xai, xcr, xpd, xpe, nh, npl, nent, ncw, nin,
-            nal, nai, ncr, npd, npe, ntotal, nprobes, done, pd, dt, anew, lg, cut, cwc, xc, cw32, ais, asum, aup, up,
-            reroute, rec
+            last, planes_up, limit, total, probes, nlm, wv, nwall, wpath, dacc, dce, wm, cin, wo1, chg, dfr, xda, dsum,
+            esum, ea, ece, xea, ea8, ir, fifo, accept, ial, xa, ia32, ipm, inpl, eh, cwl, elig, above, hm, oh, sp,
+            found, rpath, hit, xh, xpl, xent, xcw, xin, xal, xai, xcr, xpd, xpe, nh, npl, nent, ncw, nin, nal, nai,
+            ncr, npd, npe, ntotal, nprobes, done, pd, dt, anew, lg, cut, cwc, xc, cw32, ais, asum, aup, up, reroute,
+            rec
         )
     }
 }
@@ -295,7 +324,7 @@ impl Default for PathSelectorCompact {
 impl Logic for PathSelectorCompact {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, last, planes_up, limit, total, probes, ir, nss);
+        dff_setup!(self, clock, last, planes_up, limit, total, probes, ir, nss, nlm, wv, nwall, wpath, dce);
         for i in 0..PATHS {
             self.health[i].clock.next = self.clock.val();
             self.plane[i].clock.next = self.clock.val();
@@ -307,6 +336,8 @@ impl Logic for PathSelectorCompact {
             self.cwr_left[i].clock.next = self.clock.val();
             self.pending[i].clock.next = self.clock.val();
             self.pend_ent[i].clock.next = self.clock.val();
+            self.dacc[i].clock.next = self.clock.val();
+            self.dacc[i].d.next = self.dacc[i].q.val();
             self.health[i].d.next = self.health[i].q.val();
             self.plane[i].d.next = self.plane[i].q.val();
             self.entropy[i].d.next = self.entropy[i].q.val();
@@ -357,6 +388,8 @@ impl Logic for PathSelectorCompact {
         // ---------------- stage X: eligibility and the round-robin search ----------------
         self.eh.next = self.zp.val();
         self.elig.next = self.zp.val();
+        self.wm.next = self.zp.val();
+        self.wo1.next = self.zp.val();
         for i in 0..PATHS {
             // eligible_health: Up or Suspect, not draining for a re-roll, on a plane that is up
             if ((self.health[i].q.val() == self.h_up.val()) || (self.health[i].q.val() == self.h_suspect.val()))
@@ -370,13 +403,28 @@ impl Logic for PathSelectorCompact {
             if self.health[i].q.val() == self.h_suspect.val() {
                 self.cwl[i].next = self.c_one.val();
             }
-            if self.eh.val().get_bit(i)
-                && self.ir.q.val().room.get_bit(i)
-                && !self.inflight[i].q.val().get_bits::<8>(8).any()
+            if !self.inflight[i].q.val().get_bits::<8>(8).any()
                 && ((self.inflight[i].q.val().get_bits::<8>(0) < self.cwl[i].val().get_bits::<8>(8))
                     || ((self.inflight[i].q.val().get_bits::<8>(0) == self.cwl[i].val().get_bits::<8>(8))
                         && self.cwl[i].val().get_bits::<8>(0).any()))
             {
+                self.wm.next = self.wm.val() | (self.onep.val() << self.kp[i].val());
+            }
+            // the same test with one more packet in flight (saturating): a charge that closes
+            // the window is seen by the next SELECT at once
+            self.cin[i].next = self.inflight[i].q.val();
+            if self.inflight[i].q.val() != self.ones16.val() {
+                self.cin[i].next = self.inflight[i].q.val() + self.one16.val();
+            }
+            if !self.cin[i].val().get_bits::<8>(8).any()
+                && ((self.cin[i].val().get_bits::<8>(0) < self.cwl[i].val().get_bits::<8>(8))
+                    || ((self.cin[i].val().get_bits::<8>(0) == self.cwl[i].val().get_bits::<8>(8))
+                        && self.cwl[i].val().get_bits::<8>(0).any()))
+            {
+                self.wo1.next = self.wo1.val() | (self.onep.val() << self.kp[i].val());
+            }
+            // SELECT tests the windows recorded by the operation before it (SPEC.md §6.3)
+            if self.eh.val().get_bit(i) && self.ir.q.val().room.get_bit(i) && !self.nlm.q.val().get_bit(i) {
                 self.elig.next = self.elig.val() | (self.onep.val() << self.kp[i].val());
             }
         }
@@ -429,6 +477,27 @@ impl Logic for PathSelectorCompact {
             }
         }
         self.xnss.next = (self.nss.q.val() & self.hit.val()).any();
+        // an AIMD credit right after an operation that wrote this path's window state defers its
+        // sample; otherwise a deferred sample joins it (saturating sums)
+        self.dfr.next = (self.ir.q.val().op == self.op_credit.val())
+            && self.ir.q.val().a.any()
+            && (!self.nwall.q.val() || (self.wv.q.val() && (self.wpath.q.val() == self.ir.q.val().path)));
+        self.xda.next = self.dacc[0].q.val();
+        for i in 1..PATHS {
+            if self.hit.val().get_bit(i) {
+                self.xda.next = self.dacc[i].q.val();
+            }
+        }
+        self.dsum.next = self.xda.val() + self.ir.q.val().a;
+        self.esum.next = self.dsum.val();
+        if self.dsum.val() < self.ir.q.val().a {
+            self.esum.next = self.ones16.val();
+        }
+        self.ea.next = self.esum.val();
+        self.ece.next = self.ir.q.val().flag || (self.dce.q.val() & self.hit.val()).any();
+        self.xea.next.lo = self.ea.val();
+        self.xea.next.hi = self.z16.val();
+        self.ea8.next = self.xea.val().into();
         self.nns.next = self.xnss.val();
         self.nh.next = self.xh.val();
         self.npl.next = self.xpl.val();
@@ -459,7 +528,7 @@ impl Logic for PathSelectorCompact {
         self.dt.next = self.done.val() - self.pd.val();
         // alpha <- alpha - alpha / 16 + (ce ? 1024 / 16 : 0), at most ALPHA_ONE
         self.anew.next = self.xal.val() - (self.xal.val() >> self.c_g_shift.val());
-        if self.ir.q.val().flag {
+        if self.ece.val() {
             self.anew.next = self.anew.val() + self.c_g.val();
         }
         if self.anew.val() > self.c_alpha1.val() {
@@ -492,9 +561,9 @@ impl Logic for PathSelectorCompact {
         self.xc.next.lo = self.xcw.val();
         self.xc.next.hi = self.z16.val();
         self.cw32.next = self.xc.val().into();
-        self.ais.next = self.xai.val() + self.ir.q.val().a8;
+        self.ais.next = self.xai.val() + (self.ea8.val() << self.c8w.val());
         // slow start: cwnd + (acked << 8) (32 bits: no wrap)
-        self.sss.next = self.cw32.val() + self.ir.q.val().a8;
+        self.sss.next = self.cw32.val() + (self.ea8.val() << self.c8w.val());
         // the re-route test's sums over the paths counted (eligible, or this one)
         self.asum.next = self.z16.val();
         self.aup.next = self.z16.val();
@@ -521,12 +590,14 @@ impl Logic for PathSelectorCompact {
                 if self.xh.val() == self.h_suspect.val() {
                     self.nh.next = self.h_up.val();
                 }
+            }
+            if self.ir.q.val().a.any() && !self.dfr.val() {
                 self.nal.next = self.anew.val();
                 self.ncr.next = self.z16.val();
-                if self.xcr.val() > self.ir.q.val().a {
-                    self.ncr.next = self.xcr.val() - self.ir.q.val().a;
+                if self.xcr.val() > self.ea.val() {
+                    self.ncr.next = self.xcr.val() - self.ea.val();
                 }
-                if self.ir.q.val().flag {
+                if self.ece.val() {
                     // the first CE mark ends slow start
                     self.nns.next = true;
                     if !self.ncr.val().any() {
@@ -619,7 +690,43 @@ impl Logic for PathSelectorCompact {
         }
 
         // ---------------- stage X: write the new state ----------------
+        // the charge of this operation (SELECT's choice, CHARGE, CHARGE_PROBE)
+        self.chg.next = self.zp.val();
+        if (self.ir.q.val().op == self.op_select.val()) && self.found.val() {
+            self.chg.next = self.oh.val();
+        }
+        if (self.ir.q.val().op == self.op_charge.val()) || (self.ir.q.val().op == self.op_probe.val()) {
+            self.chg.next = self.hit.val();
+        }
         if self.ir.q.val().v {
+            self.nlm.d.next = !(self.wm.val() & !(self.chg.val() & !self.wo1.val()));
+            self.nwall.d.next = true;
+            self.wpath.d.next = self.ir.q.val().path;
+            self.wv.d.next = (self.ir.q.val().op == self.op_health.val())
+                || (self.ir.q.val().op == self.op_rreroll.val())
+                || ((self.ir.q.val().op == self.op_credit.val()) && self.ir.q.val().a.any() && !self.dfr.val());
+            if (self.ir.q.val().op == self.op_credit.val()) && self.ir.q.val().a.any() {
+                for i in 0..PATHS {
+                    if self.hit.val().get_bit(i) {
+                        self.dacc[i].d.next = self.z16.val();
+                        if self.dfr.val() {
+                            self.dacc[i].d.next = self.esum.val();
+                        }
+                    }
+                }
+                self.dce.d.next = self.dce.q.val() & !self.hit.val();
+                if self.dfr.val() && self.ece.val() {
+                    self.dce.d.next = self.dce.q.val() | self.hit.val();
+                }
+            }
+            if self.ir.q.val().op == self.op_rreroll.val() {
+                for i in 0..PATHS {
+                    if self.hit.val().get_bit(i) {
+                        self.dacc[i].d.next = self.z16.val();
+                    }
+                }
+                self.dce.d.next = self.dce.q.val() & !self.hit.val();
+            }
             for i in 0..PATHS {
                 if self.hit.val().get_bit(i) {
                     self.health[i].d.next = self.nh.val();
@@ -671,6 +778,12 @@ impl Logic for PathSelectorCompact {
                 }
             }
             if self.ir.q.val().op == self.op_init.val() {
+                self.nlm.d.next = self.zp.val();
+                self.nwall.d.next = false;
+                self.dce.d.next = self.zp.val();
+                for i in 0..PATHS {
+                    self.dacc[i].d.next = self.z16.val();
+                }
                 self.last.d.next = self.last_init.val();
                 self.limit.d.next = self.ones16.val();
                 self.nss.d.next = self.zp.val();

@@ -116,6 +116,69 @@ fn model_run(ops: &[Op]) -> Vec<Rec> {
         .collect()
 }
 
+/// How often a stream reaches the operation lag (SPEC.md §6.3) in the model: AIMD credits that
+/// deferred their sample, and SELECTs refused while a path's window was open.
+fn lag_events(ops: &[Op]) -> (usize, usize) {
+    let mut m = PathSelector::default();
+    let (mut deferred, mut lagged) = (0, 0);
+    for op in ops {
+        match *op {
+            Op::Select(room) => {
+                let open = m.eligible_mask(room);
+                if m.select(room).is_none() && open != 0 {
+                    lagged += 1;
+                }
+            }
+            Op::Credit(p, acked, lost, probes, ce) => {
+                m.credit(&Credit {
+                    path: p,
+                    acked,
+                    lost,
+                    probes,
+                    ce,
+                });
+                // an AIMD credit that ran its sample leaves none deferred on its path
+                if acked != 0 && m.deferred(p).0 != 0 {
+                    deferred += 1;
+                }
+            }
+            // the other operations as model_run applies them
+            _ => {
+                model_apply(&mut m, op);
+            }
+        }
+    }
+    (deferred, lagged)
+}
+
+/// Apply one operation to the model (no record).
+fn model_apply(m: &mut PathSelector, op: &Op) {
+    match *op {
+        Op::Select(room) => {
+            m.select(room);
+        }
+        Op::Charge(p) => m.charge(p),
+        Op::ChargeProbe(p) => m.charge_probe(p),
+        Op::Credit(p, acked, lost, probes, ce) => {
+            m.credit(&Credit {
+                path: p,
+                acked,
+                lost,
+                probes,
+                ce,
+            });
+        }
+        Op::Health(p, h) => m.set_health(p, health_of(h)),
+        Op::Clear(p) => m.clear_inflight(p),
+        Op::ReqReroll(p, r) => m.request_reroll(p, r),
+        Op::Reroll(p, r) => m.reroll(p, r),
+        Op::Plane(p, pl) => m.set_plane(p, pl),
+        Op::PlaneUp(pl, up) => m.set_plane_up(pl, up),
+        Op::Limit(n) => m.set_conn_limit(n),
+        Op::Init(paths, planes) => *m = PathSelector::new(paths, planes),
+    }
+}
+
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self) -> u32 {
@@ -137,10 +200,39 @@ fn random_stream(seed: u64, n: usize) -> Vec<Op> {
         (PATHS / 4) as u8 + rng.below((PATHS - PATHS / 4 + 1) as u32) as u8,
         1 + rng.below(8) as u8,
     )];
+    // the path of the previous addressed operation: some SELECTs may take only it, so that
+    // they meet the window it just opened or closed (the operation lag, SPEC.md §6.3)
+    let mut last_p = 0u8;
+    let mut m = PathSelector::default();
+    model_apply(&mut m, &ops[0]);
     for _ in 0..n {
         let p = rng.below(PATHS as u32) as u8;
+        if rng.below(50) == 0 {
+            // fill the path's window (a live model says when), open it by a credit and select it
+            // at once: refused by the lag (SPEC.md §6.3), then taken
+            let mut burst = vec![];
+            for _ in 0..300 {
+                if !m.window_open(p) {
+                    break;
+                }
+                m.charge(p);
+                burst.push(Op::Charge(p));
+            }
+            burst.push(Op::Credit(p, 1 + rng.below(3) as u16, 0, 0, false));
+            burst.push(Op::Select(1 << p));
+            burst.push(Op::Select(1 << p));
+            for op in &burst[burst.len() - 3..] {
+                model_apply(&mut m, op);
+            }
+            ops.extend(burst);
+            continue;
+        }
         let op = match rng.below(100) {
-            0..=39 => Op::Select(if rng.below(4) == 0 { rng.next() } else { u32::MAX }),
+            0..=39 => Op::Select(match rng.below(8) {
+                0 | 1 => rng.next(),
+                2 => 1 << last_p,
+                _ => u32::MAX,
+            }),
             40..=44 => Op::Charge(p),
             45..=76 => Op::Credit(
                 p,
@@ -160,6 +252,10 @@ fn random_stream(seed: u64, n: usize) -> Vec<Op> {
             // paths and planes out of range too (clamped)
             _ => Op::Init(rng.below(PATHS as u32 + 4) as u8, rng.below(10) as u8),
         };
+        if !matches!(op, Op::Select(_)) {
+            last_p = p;
+        }
+        model_apply(&mut m, &op);
         ops.push(op);
     }
     ops
@@ -377,11 +473,15 @@ macro_rules! suite {
                             refused_after_cut += 1;
                         }
                     } else if closed[p as usize] && m.window_open(p) {
-                        // the credit that reopens the path, then a SELECT that only this path may take
+                        // the credit that reopens the path, then two SELECTs that only this path may
+                        // take: the first tests the windows from before the credit (SPEC.md §6.3)
+                        // and is refused, the second (the connection layer's) takes the path
                         closed[p as usize] = false;
+                        let first = m.select(1 << p);
+                        ops.push(Op::Select(1 << p));
                         let got = m.select(1 << p);
                         ops.push(Op::Select(1 << p));
-                        if got == Some(p) {
+                        if first.is_none() && got == Some(p) {
                             reopened += 1;
                         }
                     }
@@ -416,20 +516,26 @@ macro_rules! suite {
                 let (mut grew, mut ai_steps) = (0, 0);
                 for round in 0..24u16 {
                     fill(&mut m, &mut ops);
-                    for p in 0..2u8 {
-                        let before = *m.path(p);
-                        // two credits back to back on the path, then a third after the other path's
-                        let f = m.path(p).inflight;
-                        credit(&mut m, &mut ops, p, f / 2, false);
-                        credit(&mut m, &mut ops, p, f - f / 2, false);
-                        let after = *m.path(p);
-                        if before.slow_start
+                    // two credits per path, the paths' interleaved (a credit right after one on its own
+                    // path would defer its sample, which `lag_and_deferred_samples` tests)
+                    let before = [*m.path(0), *m.path(1)];
+                    let f = [m.path(0).inflight, m.path(1).inflight];
+                    for half in 0..2u16 {
+                        for p in 0..2u8 {
+                            let fp = f[p as usize];
+                            credit(&mut m, &mut ops, p, if half == 0 { fp / 2 } else { fp - fp / 2 }, false);
+                        }
+                    }
+                    for p in 0..2usize {
+                        let after = *m.path(p as u8);
+                        if before[p].slow_start
                             && after.cwnd
-                                == (before.cwnd + (u32::from(f) << CWND_FRAC_BITS)).min(CWND_MAX_PKTS << CWND_FRAC_BITS)
+                                == (before[p].cwnd + (u32::from(f[p]) << CWND_FRAC_BITS))
+                                    .min(CWND_MAX_PKTS << CWND_FRAC_BITS)
                         {
                             grew += 1;
                         }
-                        if !before.slow_start && after.cwnd > before.cwnd {
+                        if !before[p].slow_start && after.cwnd > before[p].cwnd {
                             ai_steps += 1;
                         }
                     }
@@ -438,6 +544,7 @@ macro_rules! suite {
                             // path 0: a marked ACK of one packet ends slow start (and halves)
                             m.charge(0);
                             ops.push(Op::Charge(0));
+                            assert!(m.path(0).slow_start);
                             let w = m.path(0).cwnd;
                             credit(&mut m, &mut ops, 0, 1, true);
                             assert!(!m.path(0).slow_start);
@@ -457,12 +564,15 @@ macro_rules! suite {
                             assert!(m.path(1).slow_start);
                         }
                         9 => {
-                            // path 1: a re-route, then the mark that ends slow start right after
-                            // it (the shift written by REQUEST_REROLL is the one the cut uses)
+                            // path 1: a re-route, then the mark that ends slow start one operation
+                            // later (the shift written by REQUEST_REROLL is the one the cut uses;
+                            // right after it the credit would defer its sample)
                             m.charge(1);
                             ops.push(Op::Charge(1));
                             m.request_reroll(1, 0x1234);
                             ops.push(Op::ReqReroll(1, 0x1234));
+                            m.select(0);
+                            ops.push(Op::Select(0));
                             let w = m.path(1).cwnd;
                             credit(&mut m, &mut ops, 1, 1, true);
                             assert!(!m.path(1).slow_start);
@@ -477,6 +587,91 @@ macro_rules! suite {
                 );
                 check(&ops, 9, 100, 100);
                 check(&ops, 10, 60, 40);
+            }
+
+            /// The operation lag (SPEC.md §6.3) against the live model: a SELECT right after a
+            /// credit that opened a window is refused and the next one takes it; a SELECT right
+            /// after a SET_HEALTH that closed one still takes it; back-to-back AIMD credits on one
+            /// path defer their samples, which add up (saturating at 65535), carry CE, and join the
+            /// path's next AIMD credit; a credit after INIT or right after SET_HEALTH defers; a
+            /// REQUEST_REROLL drops a deferred sample; idle clocks between operations change
+            /// nothing (the second check runs with gaps).
+            #[test]
+            fn lag_and_deferred_samples() {
+                let mut m = PathSelector::new(2, 1);
+                let mut ops = vec![Op::Init(2, 1)];
+                let (mut refused_then_taken, mut taken_past_window, mut joined) = (0, 0, 0);
+                for round in 0..60u16 {
+                    let p = (round % 2) as u8;
+                    // fill the path's window
+                    while m.select(1 << p).is_some() {
+                        ops.push(Op::Select(1 << p));
+                    }
+                    ops.push(Op::Select(1 << p));
+                    match round % 6 {
+                        0 | 1 => {
+                            // a credit opens the window: refused right after it, taken one later
+                            credit(&mut m, &mut ops, p, 2, round % 4 == 0);
+                            let first = m.select(1 << p);
+                            ops.push(Op::Select(1 << p));
+                            let second = m.select(1 << p);
+                            ops.push(Op::Select(1 << p));
+                            if first.is_none() && second == Some(p) {
+                                refused_then_taken += 1;
+                            }
+                        }
+                        2 | 3 => {
+                            // back to back: the second and third defer (the third right after the
+                            // second, which deferred, does not: it runs the joined sample)
+                            let w = m.path(p).cwnd;
+                            credit(&mut m, &mut ops, p, 1, false);
+                            let w1 = m.path(p).cwnd;
+                            credit(&mut m, &mut ops, p, u16::MAX, round % 3 == 0);
+                            assert_eq!(m.path(p).cwnd, w1, "deferred");
+                            credit(&mut m, &mut ops, p, u16::MAX, false);
+                            if m.path(p).cwnd != w1 || m.path(p).ai_acc != 0 || w1 != w {
+                                joined += 1;
+                            }
+                            // the window reopened: a SET_HEALTH to Suspect closes it, and the SELECT
+                            // right after it still sees it open
+                            m.set_health(p, PathHealth::Suspect);
+                            ops.push(Op::Health(p, health_code(PathHealth::Suspect)));
+                            if m.select(1 << p) == Some(p) {
+                                taken_past_window += 1;
+                            }
+                            ops.push(Op::Select(1 << p));
+                            // a credit right after SET_HEALTH defers
+                            credit(&mut m, &mut ops, p, 1, true);
+                            m.set_health(p, PathHealth::Up);
+                            ops.push(Op::Health(p, health_code(PathHealth::Up)));
+                        }
+                        4 => {
+                            // a deferred sample dropped by REQUEST_REROLL
+                            credit(&mut m, &mut ops, p, 1, false);
+                            credit(&mut m, &mut ops, p, 1, true);
+                            m.request_reroll(p, round);
+                            ops.push(Op::ReqReroll(p, round));
+                            m.select(0);
+                            ops.push(Op::Select(0));
+                            credit(&mut m, &mut ops, p, 3, false);
+                            m.clear_inflight(p);
+                            ops.push(Op::Clear(p));
+                        }
+                        _ => {
+                            // INIT, then a credit right after it defers
+                            m = PathSelector::new(2, 1);
+                            ops.push(Op::Init(2, 1));
+                            credit(&mut m, &mut ops, p, 1, true);
+                            assert_eq!(m.deferred(p), (1, true));
+                        }
+                    }
+                }
+                assert!(
+                    refused_then_taken >= 10 && taken_past_window >= 10 && joined >= 10,
+                    "refused then taken {refused_then_taken}, taken past the window {taken_past_window}, joined {joined}"
+                );
+                check(&ops, 11, 100, 100);
+                check(&ops, 12, 50, 40);
             }
 
             #[test]
@@ -494,9 +689,10 @@ macro_rules! suite {
                 let reroutes = want.iter().filter(|r| r.0 == SEL_OP_CREDIT && r.1).count();
                 let selected = want.iter().filter(|r| r.0 == SEL_OP_SELECT && r.1).count();
                 let refused = want.iter().filter(|r| r.0 == SEL_OP_SELECT && !r.1).count();
+                let (deferred, lagged) = lag_events(&ops);
                 assert!(
-                    reroutes > 0 && selected > 100 && refused > 10,
-                    "{reroutes} {selected} {refused}"
+                    reroutes > 0 && selected > 100 && refused > 10 && deferred > 20 && lagged > 5,
+                    "{reroutes} {selected} {refused} {deferred} {lagged}"
                 );
             }
 

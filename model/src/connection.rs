@@ -1015,7 +1015,7 @@ impl Connection {
         while let Some((c, first)) = self.hedges.pop_front() {
             if self.hedge_wanted(c, ctx) {
                 let (room, on_ready) = self.send_masks(ready_planes);
-                hedged = self.sel.select(room & on_ready & !(1u32 << first)).map(|p| (c, p));
+                hedged = self.select_path(room & on_ready & !(1u32 << first)).map(|p| (c, p));
                 if hedged.is_some() {
                     break;
                 }
@@ -1046,7 +1046,7 @@ impl Connection {
                 self.idle = false;
             }
             let (room, on_ready) = self.send_masks(ready_planes);
-            let Some(path) = self.sel.select(room & on_ready) else {
+            let Some(path) = self.select_path(room & on_ready) else {
                 self.blocked_paths = self.sel.eligible_mask(room);
                 self.port_blocked = self.blocked_paths != 0;
                 // Over-committed (a lower hint came with more in flight, as in an incast): the
@@ -1177,6 +1177,16 @@ impl Connection {
             .min()
             .unwrap_or(Nanos::MAX);
         Some((planes, until))
+    }
+
+    /// SELECT over `mask`, and once more when it found none while a path of `mask` has an
+    /// open window now: SELECT tests the windows as they were before the selector's previous
+    /// operation, and the second SELECT sees them as they are (SPEC.md §6.3, §8.3 step 5).
+    fn select_path(&mut self, mask: u32) -> Option<u8> {
+        match self.sel.select(mask) {
+            None if self.sel.eligible_mask(mask) != 0 => self.sel.select(mask),
+            got => got,
+        }
     }
 
     /// Paths with scoreboard room, and paths whose plane's port can take a frame now (the
