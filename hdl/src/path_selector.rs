@@ -3,17 +3,26 @@
 //! Sized by `mroce_model::params`: `PATHS` paths (16, or 8 or 4 in the reduced and small
 //! configurations), path indices of `PATH_BITS` bits; windows, counters and entropies stay 16 bits.
 //! Per-path state is in flip-flops (every path's eligibility is evaluated on every `select`).
-//! One operation per clock (II = 1), latency [`SEL_LATENCY`] to `out_valid`. The operation is
-//! decoded at the input (one-hot path, operation flags, input-only sums); in the next clock
-//! the addressed path's row (window, inflight, alpha, AIMD counters, health) is read from the
-//! registers into `rr`, with the operation then in the compute stage forwarded (its
-//! written-back row, SELECT's charge, INIT); in the third, one datapath computes that row's
-//! next state from `rr`. Only the addressed path changes, so the window arithmetic exists
-//! once, not per path, and no multiplexer on the path index sits in front of it. The read
-//! works on registered operations only: read from the input pins, Verilator evaluates the
-//! forwarding cone in its input region on every evaluation (4x the code there; slower than a
-//! datapath per path). The decrease is a shift by a per-path register that tracks alpha
-//! (`mroce_model::path_selector::decrease_shift`).
+//! One operation per clock (II = 1), latency [`SEL_LATENCY`] to `out_valid`. Stages:
+//! - **input**: the operation decoded (one-hot path, operation flags, input-only sums), and
+//!   whether a credit defers its sample (from the operation before it, SPEC.md §6.3);
+//! - **P** (`pr`): the addressed path's window state read from the registers into `rr`, with
+//!   stage B's write forwarded; the deferred samples kept (a deferred credit adds to its path's,
+//!   an AIMD credit takes it into its own);
+//! - **A** (`pa`): one datapath computes every candidate of the AIMD credit's next window state
+//!   from `rr` (`ac`); the path's packets in flight are read (`ifl`), with B's change forwarded;
+//! - **B** (`po`): the candidates picked and written back; packets in flight, health, entropy,
+//!   the connection's counters; SELECT searches a registered window mask (`nlm`);
+//! - **Q1–Q4**: the record, and the re-route test (sums, then the multiply, then the compare).
+//!
+//! The operation lag of SPEC.md §6.3 is what keeps the window arithmetic out of every one-clock
+//! loop: SELECT tests the windows from before the previous operation, a register, so the search
+//! is not behind the window compares; and an AIMD credit right behind a window write on its
+//! path defers its sample, so A never needs B's result for the same path. Only the addressed
+//! path changes, so the window arithmetic exists once, not per path. The reads work on
+//! registered operations only: read from the input pins, Verilator evaluates the forwarding
+//! cone in its input region on every evaluation (4x the code there). The decrease is a shift
+//! by a per-path register that tracks alpha (`mroce_model::path_selector::decrease_shift`).
 //!
 //! # Operations (`in_op`), fields `in_path`, `in_a`, `in_b`, `in_flag`, `in_room`
 //! - [`SEL_OP_SELECT`]: `select(in_room)`: `ok` (a path was chosen), `path`;
@@ -37,7 +46,7 @@ use mroce_model::params::{
 use rust_hdl::prelude::*;
 
 /// Clocks from acceptance to the output record.
-pub const SEL_LATENCY: usize = 6;
+pub const SEL_LATENCY: usize = 8;
 /// Output FIFO depth.
 pub const SEL_FIFO_DEPTH: usize = 16;
 pub const SEL_OP_SELECT: u64 = 0;
@@ -141,19 +150,36 @@ pub struct Wide34 {
     pub hi: Bits<2>,
 }
 
-/// The state of one path that an addressed operation reads: the operand of the single per-op
-/// datapath, multiplexed out of the per-path registers by the operation's path.
+/// The window state of one path that an AIMD credit reads: the operand of the single per-op
+/// datapath, multiplexed out of the per-path registers by the operation's path (its packets
+/// in flight and health are read where they are written, in stage B).
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct PathRow {
     pub cwnd: Bits<16>,
-    pub inflight: Bits<16>,
     pub alpha: Bits<16>,
     pub ash: Bits<4>,
     pub ai_acc: Bits<32>,
     pub cwr_left: Bits<16>,
-    pub health: Bits<2>,
     /// Out of slow start (`!slow_start`; power-up and INIT value 0 = in slow start).
     pub nss: Bit,
+}
+
+/// Stage A's results for an AIMD credit: every candidate of its next state, with the compares
+/// that pick among them (the row it read is beside it, `acr`) (stage B picks: the multiplexers are out of
+/// the arithmetic's clock).
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct AimdCand {
+    pub anew: Bits<16>,
+    pub nash: Bits<4>,
+    pub cwrs: Bits<16>,
+    pub cwr0: Bit,
+    pub cwrn: Bits<16>,
+    pub cwc: Bits<16>,
+    pub cws: Bits<16>,
+    pub ais: Bits<32>,
+    pub aim: Bits<32>,
+    pub aige: Bit,
+    pub cwi: Bits<16>,
 }
 
 /// One output record.
@@ -205,20 +231,30 @@ pub struct PathSelectorHw {
     q3r: DFF<SelQ>,
     q3sum: DFF<Bits<16>>,
     q3up: DFF<Bits<16>>,
+    /// Q4: the record, with alpha × n and twice the sum (the multiply has a stage of its own)
+    q4r: DFF<SelQ>,
+    q4aup: DFF<Bits<32>>,
+    q4sum2: DFF<Bits<32>>,
+    q4up: DFF<Bits<16>>,
     q1a: [DFF<Bits<16>>; PATHS],
     q2s: [DFF<Bits<16>>; GROUPS],
     q2c: [DFF<Bits<16>>; GROUPS],
     pr: DFF<SelOp>,
-    /// The operation in the compute stage (the one in `pr` a clock ago, its row then read).
+    /// The operation in stage A (the AIMD arithmetic; the one in `pr` a clock ago, its row then
+    /// read), with the deferred sample joined to its own.
+    pa: DFF<SelOp>,
+    /// The operation in stage B (write-back, SELECT, the connection-wide counters).
     po: DFF<SelOp>,
-    /// The addressed path's row as the operation in `po` will find it (read from `pr` with
-    /// the operation ahead of it forwarded), the operand of the single per-op datapath.
+    /// The addressed path's window state as the operation in `pa` finds it (read from `pr` with
+    /// the operation in B forwarded), the operand of the single per-op datapath.
     rr: DFF<PathRow>,
-    /// `rr.inflight + 1` (saturating at the top) and whether the SELECT ahead of the operation
-    /// in `pr` charged its path: the charge is applied in the next clock, so the late select
-    /// outcome feeds one flip-flop, not the row multiplexer
-    rr_inc: DFF<Bits<16>>,
-    sfw: DFF<Bit>,
+    /// Stage A's result: the candidates of the addressed path's window state after an AIMD
+    /// credit (B picks one, `nrw`, writes it back and forwards it to the read stage)
+    ac: DFF<AimdCand>,
+    acr: DFF<PathRow>,
+    /// The packets in flight of the path of the operation in B, as it finds them: read in A
+    /// from the registers with B's operation forwarded (its count, or SELECT's charge)
+    ifl: DFF<Bits<16>>,
     health: [DFF<Bits<2>>; PATHS],
     plane: [DFF<Bits<3>>; PATHS],
     entropy: [DFF<Bits<16>>; PATHS],
@@ -253,6 +289,13 @@ pub struct PathSelectorHw {
     /// Deferred AIMD samples, read and written in the read stage only (in order, so nothing
     /// is forwarded): acknowledged packets per path, and CE (bit p)
     dacc: [DFF<Bits<16>>; PATHS],
+    /// The read stage's write of a deferred count, applied a clock later (so the sum that
+    /// computes it does not also drive sixteen registers): valid, path (index and one-hot), value;
+    /// the next operation on the same path reads it from here
+    dwv: DFF<Bit>,
+    dwi: DFF<Bits<PB>>,
+    dwh: DFF<Bits<PATHS>>,
+    dwn: DFF<Bits<16>>,
     dce: DFF<Bits<PATHS>>,
     /// conn_limit stored inverted (power-up value 0 = 65535)
     nlimit: DFF<Bits<16>>,
@@ -339,6 +382,16 @@ pub struct PathSelectorHw {
     o: Signal<Local, SelOp>,
     /// The operation in the read stage (`pr`).
     o1: Signal<Local, SelOp>,
+    /// The operation in stage A (`pa`).
+    oa: Signal<Local, SelOp>,
+    /// The operation in B is an AIMD credit that ran its sample (it writes the window state).
+    aimd: Signal<Local, Bit>,
+    /// Per path: the window is above the initial one (SET_HEALTH's cap, in B).
+    cgtp: [Signal<Local, Bit>; PATHS],
+    tainc: Signal<Local, Bits<16>>,
+    s_hi: Signal<Local, Bit>,
+    s_lo: Signal<Local, Bit>,
+    s_hit: Signal<Local, Bit>,
     pu: Signal<Local, Bits<8>>,
     elig_h: Signal<Local, Bits<PATHS>>,
     elig: Signal<Local, Bits<PATHS>>,
@@ -358,7 +411,14 @@ pub struct PathSelectorHw {
     wo1: Signal<Local, Bits<PATHS>>,
     chg: Signal<Local, Bits<PATHS>>,
     xda: Signal<Local, Bits<16>>,
-    dsum: Signal<Local, Bits<16>>,
+    t8_da: [Signal<Local, Bits<16>>; PATHS / 2],
+    t4_da: [Signal<Local, Bits<16>>; PATHS / 4],
+    t2_da: [Signal<Local, Bits<16>>; PATHS / 8],
+    dsum: Signal<Local, Bits<18>>,
+    dw18: Signal<Local, Wide18>,
+    aw18: Signal<Local, Wide18>,
+    d18: Signal<Local, Bits<18>>,
+    a18: Signal<Local, Bits<18>>,
     esum: Signal<Local, Bits<16>>,
     ece: Signal<Local, Bit>,
     xe: Signal<Local, Wide32>,
@@ -385,23 +445,14 @@ pub struct PathSelectorHw {
     t8_cr: [Signal<Local, Bits<16>>; PATHS / 2],
     t4_cr: [Signal<Local, Bits<16>>; PATHS / 4],
     t2_cr: [Signal<Local, Bits<16>>; PATHS / 8],
-    t8_h: [Signal<Local, Bits<2>>; PATHS / 2],
-    t4_h: [Signal<Local, Bits<2>>; PATHS / 4],
-    t2_h: [Signal<Local, Bits<2>>; PATHS / 8],
     m_cw: Signal<Local, Bits<16>>,
     m_in: Signal<Local, Bits<16>>,
     m_al: Signal<Local, Bits<16>>,
     m_sh: Signal<Local, Bits<4>>,
     m_ai: Signal<Local, Bits<32>>,
     m_cr: Signal<Local, Bits<16>>,
-    m_h: Signal<Local, Bits<2>>,
     nrw: Signal<Local, PathRow>,
     irow: Signal<Local, PathRow>,
-    rinc: Signal<Local, Bits<16>>,
-    s_hi: Signal<Local, Bit>,
-    s_lo: Signal<Local, Bit>,
-    s_hit: Signal<Local, Bit>,
-    wb: Signal<Local, Bit>,
     ge: Signal<Local, Bit>,
     at: Signal<Local, Bits<16>>,
     ash4: Signal<Local, Bits<16>>,
@@ -421,7 +472,6 @@ pub struct PathSelectorHw {
     sss: Signal<Local, Bits<32>>,
     cws: Signal<Local, Bits<16>>,
     n_nss: Signal<Local, Bits<PATHS>>,
-    cgt: Signal<Local, Bit>,
     idel: Signal<Local, Bits<16>>,
     izero: Signal<Local, Bit>,
     inew: Signal<Local, Bits<16>>,
@@ -562,17 +612,18 @@ impl Default for PathSelectorHw {
         }
         d!(
             clock, in_valid, in_ready, in_op, in_path, in_room, in_a, in_b, in_c, in_flag, out_valid, out_ready, out,
-            fifo, q1r, q2r, q3r, q3sum, q3up, q1a, q2s, q2c, pr, po, health, plane, entropy, cwnd, inflight, alpha,
-            ash, ai_acc, cwr_left, nss, pending, pend_ent, eh, above, planes_up, nlimit, total, probes, wp, rp, cnt,
-            occ, rdy, accept, pop, ial, xa, ia32, o, o1, pu, elig_h, elig, lim_ok, ab, hm, oh, sel_idx, found, ge, at,
-            ash4, anew, nash, cut, cwc, cwr0, cwrs, xc, cw32, ais, aige, aim, cwi, sss, cws, n_nss, n_h, n_ent, n_pl,
-            n_pend, n_pu, infp, w18, v18, s_pc, s_pa, s_pi, s_ca, s_ci, s_ti, csx, csy, csz, r3, cp, n_total, n_probes,
-            reroute, rec, rec2, lim1, pm, npl, member, mem1, am, bm, sum, up, aup, xs, sum2, frec, rr, rr_inc, sfw,
-            s_hi, s_lo, s_hit, rmx, nrw, irow, rinc, wb, m_cw, m_in, m_al, m_sh, m_ai, m_cr, m_h, t8_cw, t4_cw, t2_cw,
-            t8_in, t4_in, t2_in, t8_al, t4_al, t2_al, t8_sh, t4_sh, t2_sh, t8_ai, t4_ai, t2_ai, t8_cr, t4_cr, t2_cr,
-            t8_h, t4_h, t2_h, rw, cwrn, cgt, inew, sh1, cwm, w34, w34c, w34a, a34, x34, c34, s34, y34, wlt, lek, res,
-            pres, tcr, pcr, ipm, inpl, cwl, idel, izero, neg_h, neg_l, oh_hi, oh_lo, me, mp, mh, ma, ge4, gp4, gh4,
-            ga4, nlm, wv, nwall, wpath, dacc, dce, idfr, iaimd, wm, cin, wo1, chg, xda, dsum, esum, ece, xe, e32
+            fifo, q1r, q2r, q3r, q3sum, q3up, q4r, q4aup, q4sum2, q4up, q1a, q2s, q2c, pr, po, health, plane, entropy,
+            cwnd, inflight, alpha, ash, ai_acc, cwr_left, nss, pending, pend_ent, eh, above, planes_up, nlimit, total,
+            probes, wp, rp, cnt, occ, rdy, accept, pop, ial, xa, ia32, o, o1, pu, elig_h, elig, lim_ok, ab, hm, oh,
+            sel_idx, found, ge, at, ash4, anew, nash, cut, cwc, cwr0, cwrs, xc, cw32, ais, aige, aim, cwi, sss, cws,
+            n_nss, n_h, n_ent, n_pl, n_pend, n_pu, infp, w18, v18, s_pc, s_pa, s_pi, s_ca, s_ci, s_ti, csx, csy, csz,
+            r3, cp, n_total, n_probes, reroute, rec, rec2, lim1, pm, npl, member, mem1, am, bm, sum, up, aup, xs, sum2,
+            frec, rr, rmx, nrw, irow, m_cw, m_in, m_al, m_sh, m_ai, m_cr, t8_cw, t4_cw, t2_cw, t8_in, t4_in, t2_in,
+            t8_al, t4_al, t2_al, t8_sh, t4_sh, t2_sh, t8_ai, t4_ai, t2_ai, t8_cr, t4_cr, t2_cr, rw, cwrn, inew, sh1,
+            cwm, w34, w34c, w34a, a34, x34, c34, s34, y34, wlt, lek, res, pres, tcr, pcr, ipm, inpl, cwl, idel, izero,
+            neg_h, neg_l, oh_hi, oh_lo, me, mp, mh, ma, ge4, gp4, gh4, ga4, nlm, wv, nwall, wpath, dacc, dce, idfr,
+            iaimd, wm, cin, wo1, chg, xda, t8_da, t4_da, t2_da, dsum, dw18, aw18, d18, a18, dwv, dwi, dwh, dwn, esum,
+            ece, xe, e32, pa, ac, acr, ifl, tainc, s_hi, s_lo, s_hit, oa, aimd, cgtp
         )
     }
 }
@@ -584,8 +635,8 @@ impl Logic for PathSelectorHw {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, q1r, q2r, q3r, q3sum, q3up, pr, po, rr, rr_inc, sfw, nss, above, planes_up, nlimit, total,
-            probes, wp, rp, cnt, occ, nlm, wv, nwall, wpath, dce
+            self, clock, q1r, q2r, q3r, q3sum, q3up, q4r, q4aup, q4sum2, q4up, pr, pa, po, rr, ac, acr, ifl, nss,
+            above, planes_up, nlimit, total, probes, wp, rp, cnt, occ, nlm, wv, nwall, wpath, dce, dwv, dwi, dwh, dwn
         );
         self.fifo.clock.next = self.clock.val();
         for i in 0..PATHS {
@@ -695,58 +746,98 @@ impl Logic for PathSelectorHw {
         }
 
         // ---------------- the operation: selection ----------------
-        self.po.d.next = self.pr.q.val();
+        self.pa.d.next = self.pr.q.val();
+        self.po.d.next = self.pa.q.val();
         self.o.next = self.po.q.val();
+        self.oa.next = self.pa.q.val();
         self.o1.next = self.pr.q.val();
         // the read stage keeps the deferred samples (every operation passes it in order): a
         // deferred credit adds its sample to its path's, an AIMD credit takes the path's sample
         // into its own (acked, saturating; CE ORed) for the compute stage
-        self.xda.next = self.z16.val();
-        for i in 0..PATHS {
-            if self.o1.val().hit.get_bit(i) {
-                self.xda.next = self.dacc[i].q.val();
+        // the path's deferred count: a binary multiplexer tree on the path bits
+        for j in 0..(PATHS / 2) {
+            self.t8_da[j].next = self.dacc[2 * j].q.val();
+            if self.o1.val().path.get_bit(0) {
+                self.t8_da[j].next = self.dacc[2 * j + 1].q.val();
             }
         }
-        self.dsum.next = self.xda.val() + self.o1.val().a;
-        self.esum.next = self.dsum.val();
-        if self.dsum.val() < self.o1.val().a {
+        for j in 0..(PATHS / 4) {
+            self.t4_da[j].next = self.t8_da[2 * j].val();
+            if self.o1.val().path.get_bit(1) {
+                self.t4_da[j].next = self.t8_da[2 * j + 1].val();
+            }
+        }
+        for j in 0..(PATHS / 8) {
+            self.t2_da[j].next = self.t4_da[2 * j].val();
+            if self.o1.val().path.get_bit(2) {
+                self.t2_da[j].next = self.t4_da[2 * j + 1].val();
+            }
+        }
+        for j in 0..IF16 {
+            self.xda.next = self.t2_da[2 * j].val();
+            if self.o1.val().path.get_bit(3) {
+                self.xda.next = self.t2_da[2 * j + 1].val();
+            }
+        }
+        for j in 0..IF8 {
+            self.xda.next = self.t2_da[j].val();
+        }
+        for j in 0..IF4 {
+            self.xda.next = self.t4_da[j].val();
+        }
+        if self.dwv.q.val() && (self.dwi.q.val() == self.o1.val().path) {
+            self.xda.next = self.dwn.q.val();
+        }
+        // acked + deferred, saturating at 65535 (the saturation from the sum's carry)
+        self.dw18.next.lo = self.xda.val();
+        self.dw18.next.hi = self.z2.val();
+        self.d18.next = self.dw18.val().into();
+        self.aw18.next.lo = self.o1.val().a;
+        self.aw18.next.hi = self.z2.val();
+        self.a18.next = self.aw18.val().into();
+        self.dsum.next = self.d18.val() + self.a18.val();
+        self.esum.next = self.dsum.val().get_bits::<16>(0);
+        if self.dsum.val().get_bit(16) {
             self.esum.next = self.ones16.val();
         }
+        // last clock's write of a deferred count
+        for i in 0..PATHS {
+            if self.dwv.q.val() && self.dwh.q.val().get_bit(i) {
+                self.dacc[i].d.next = self.dwn.q.val();
+            }
+        }
+        self.dwv.d.next = false;
+        self.dwi.d.next = self.o1.val().path;
+        self.dwh.d.next = self.o1.val().hit;
+        self.dwn.d.next = self.z16.val();
         self.ece.next = self.o1.val().flag || (self.dce.q.val() & self.o1.val().hit).any();
         self.xe.next.lo = self.esum.val();
         self.xe.next.hi = self.z16.val();
         self.e32.next = self.xe.val().into();
         if self.o1.val().is_credit && self.o1.val().a_nz {
-            self.po.d.next.a = self.esum.val();
-            self.po.d.next.a8 = self.e32.val() << self.c8w.val();
-            self.po.d.next.flag = self.ece.val();
-            self.po.d.next.g1 = self.z16.val();
+            self.pa.d.next.a = self.esum.val();
+            self.pa.d.next.a8 = self.e32.val() << self.c8w.val();
+            self.pa.d.next.flag = self.ece.val();
+            self.pa.d.next.g1 = self.z16.val();
             if self.ece.val() {
-                self.po.d.next.g1 = self.c_g.val();
+                self.pa.d.next.g1 = self.c_g.val();
             }
             self.dce.d.next = self.dce.q.val() & !self.o1.val().hit;
             if self.o1.val().dfr && self.ece.val() {
                 self.dce.d.next = self.dce.q.val() | self.o1.val().hit;
             }
-            for i in 0..PATHS {
-                if self.o1.val().hit.get_bit(i) {
-                    self.dacc[i].d.next = self.z16.val();
-                    if self.o1.val().dfr {
-                        self.dacc[i].d.next = self.esum.val();
-                    }
-                }
+            self.dwv.d.next = true;
+            if self.o1.val().dfr {
+                self.dwn.d.next = self.esum.val();
             }
         }
         if self.o1.val().is_rreroll {
             self.dce.d.next = self.dce.q.val() & !self.o1.val().hit;
-            for i in 0..PATHS {
-                if self.o1.val().hit.get_bit(i) {
-                    self.dacc[i].d.next = self.z16.val();
-                }
-            }
+            self.dwv.d.next = true;
         }
         if self.o1.val().is_init {
             self.dce.d.next = self.zp.val();
+            self.dwv.d.next = false;
             for i in 0..PATHS {
                 self.dacc[i].d.next = self.z16.val();
             }
@@ -814,26 +905,21 @@ impl Logic for PathSelectorHw {
             self.oh.next = self.zp.val();
         }
 
-        // ---------------- the operation: the addressed path's next state ----------------
-        // Only the addressed path changes (SELECT's charge and INIT aside, handled per path
-        // below), so one datapath computes its next row from `rr`, the row read a clock ahead:
-        // a copy of the window arithmetic per path (~4 k LUTs for sixteen) would cost most of the
-        // simulated time for no throughput, and reading the row a clock early keeps the multiplexer on the path
-        // index out of the arithmetic's clock.
+        // ---------------- stage A: an AIMD credit's window arithmetic ----------------
+        // Only the addressed path's window changes, so one datapath computes its next state from
+        // `rr`, the row read a clock ahead: a copy of the window arithmetic per path (~4 k LUTs
+        // for sixteen) would cost most of the simulated time for no throughput. The result is
+        // registered (`ar`) and written back in stage B: the operation lag (SPEC.md §6.3) makes
+        // an AIMD credit right behind one on its path defer its sample, so no operation reads
+        // the window state stage A is computing, and the arithmetic is in no loop.
         self.rw.next = self.rr.q.val();
-        if self.sfw.q.val() {
-            self.rw.next.inflight = self.rr_inc.q.val();
-        }
-        self.infp.next = self.rw.val().inflight;
-        self.w34a.next.lo = self.o.val().a8;
+        self.w34a.next.lo = self.oa.val().a8;
         self.w34a.next.hi = self.z2.val();
         self.a34.next = self.w34a.val().into();
-        // credit: done = min(acked + lost, inflight)
-        self.ge.next = self.o.val().al >= self.rw.val().inflight;
         // alpha <- alpha - alpha / 16 + (ce ? 64 : 0), at most 1024; its decrease shift
         // (no clamp needed: alpha <= 1024 holds by induction, 1024 - 64 + 64 = 1024, and as a
         // carry-save sum alpha + ~(alpha >> 4) + (ce ? 64 : 0) + 1 it is one carry chain)
-        self.at.next = self.o.val().g1;
+        self.at.next = self.oa.val().g1;
         self.ash4.next = !(self.rw.val().alpha >> self.k4[4].val());
         self.anew.next = (self.rw.val().alpha ^ (self.ash4.val() ^ self.at.val()))
             + ((((self.rw.val().alpha & self.ash4.val())
@@ -880,8 +966,8 @@ impl Logic for PathSelectorHw {
         if !self.rw.val().nss && (self.rw.val().cwnd < self.c_init2m1.val()) {
             self.cwc.next = self.c_init.val();
         }
-        self.cwr0.next = self.o.val().a >= self.rw.val().cwr_left;
-        self.cwrs.next = self.rw.val().cwr_left - self.o.val().a;
+        self.cwr0.next = self.oa.val().a >= self.rw.val().cwr_left;
+        self.cwrs.next = self.rw.val().cwr_left - self.oa.val().a;
         self.cwrn.next = (self.rw.val().cwnd >> self.c8.val()) + self.one16.val();
         // additive increase
         self.xc.next.lo = self.rw.val().cwnd;
@@ -913,13 +999,67 @@ impl Logic for PathSelectorHw {
             self.cwi.next = self.c_max.val();
         }
         // slow start: cwnd + (acked << 8), at most the largest window (32 bits: no wrap)
-        self.sss.next = self.cw32.val() + self.o.val().a8;
+        self.sss.next = self.cw32.val() + self.oa.val().a8;
         self.cws.next = self.sss.val().get_bits::<16>(0);
         if self.sss.val() > self.c_max32.val() {
             self.cws.next = self.c_max.val();
         }
-        // SET_HEALTH to Down or Suspect caps the window at the initial one
-        self.cgt.next = self.rw.val().cwnd > self.c_init.val();
+        // the candidates, registered for stage B
+        self.acr.d.next = self.rw.val();
+        self.ac.d.next.anew = self.anew.val();
+        self.ac.d.next.nash = self.nash.val();
+        self.ac.d.next.cwrs = self.cwrs.val();
+        self.ac.d.next.cwr0 = self.cwr0.val();
+        self.ac.d.next.cwrn = self.cwrn.val();
+        self.ac.d.next.cwc = self.cwc.val();
+        self.ac.d.next.cws = self.cws.val();
+        self.ac.d.next.ais = self.ais.val();
+        self.ac.d.next.aim = self.aim.val();
+        self.ac.d.next.aige = self.aige.val();
+        self.ac.d.next.cwi = self.cwi.val();
+
+        // ---------------- stage A: the addressed path's packets in flight ----------------
+        // read from the registers (a binary multiplexer tree on the path bits) with the
+        // operation in B forwarded below, so that B reads a register
+        for j in 0..(PATHS / 2) {
+            self.t8_in[j].next = self.inflight[2 * j].q.val();
+            if self.oa.val().path.get_bit(0) {
+                self.t8_in[j].next = self.inflight[2 * j + 1].q.val();
+            }
+        }
+        for j in 0..(PATHS / 4) {
+            self.t4_in[j].next = self.t8_in[2 * j].val();
+            if self.oa.val().path.get_bit(1) {
+                self.t4_in[j].next = self.t8_in[2 * j + 1].val();
+            }
+        }
+        for j in 0..(PATHS / 8) {
+            self.t2_in[j].next = self.t4_in[2 * j].val();
+            if self.oa.val().path.get_bit(2) {
+                self.t2_in[j].next = self.t4_in[2 * j + 1].val();
+            }
+        }
+        for j in 0..IF16 {
+            self.m_in.next = self.t2_in[2 * j].val();
+            if self.oa.val().path.get_bit(3) {
+                self.m_in.next = self.t2_in[2 * j + 1].val();
+            }
+        }
+        for j in 0..IF8 {
+            self.m_in.next = self.t2_in[j].val();
+        }
+        for j in 0..IF4 {
+            self.m_in.next = self.t4_in[j].val();
+        }
+        self.tainc.next = self.m_in.val();
+        if !self.m_in.val().all() {
+            self.tainc.next = self.m_in.val() + self.one16.val();
+        }
+
+        // ---------------- stage B: the addressed path's packets in flight ----------------
+        self.infp.next = self.ifl.q.val();
+        // credit: done = min(acked + lost, inflight)
+        self.ge.next = self.o.val().al >= self.infp.val();
         // the addressed path's inflight: inflight + delta (-(acked + lost), +1 or 0, one carry
         // chain) or zero (done >= inflight, clear)
         self.idel.next = self.z16.val();
@@ -930,78 +1070,76 @@ impl Logic for PathSelectorHw {
                 self.izero.next = true;
             }
         }
-        if (self.o.val().is_charge || self.o.val().is_probe) && !self.rw.val().inflight.all() {
+        if self.o.val().is_charge || self.o.val().is_probe {
             self.idel.next = self.one16.val();
         }
         if self.o.val().is_clear {
             self.izero.next = true;
         }
-        self.inew.next = self.rw.val().inflight + self.idel.val();
+        // a charge saturates: the all-ones test runs beside the sum, not in front of it
+        self.inew.next = self.infp.val() + self.idel.val();
+        if (self.o.val().is_charge || self.o.val().is_probe) && self.infp.val().all() {
+            self.inew.next = self.infp.val();
+        }
         if self.izero.val() {
             self.inew.next = self.z16.val();
         }
-        // the addressed path's next row
-        self.nrw.next = self.rw.val();
-        self.nrw.next.inflight = self.inew.val();
-        if self.o.val().is_credit && self.o.val().a_nz && (self.rw.val().health == self.h_suspect.val()) {
-            self.nrw.next.health = self.h_up.val();
+        // the next operation's count (stage A's): B's count when B writes that path, SELECT's
+        // charge of it (the late choice picks between two ready values), zero after INIT
+        self.ifl.d.next = self.m_in.val();
+        if (self.o.val().is_credit || self.o.val().is_charge || self.o.val().is_probe || self.o.val().is_clear)
+            && (self.o.val().path == self.oa.val().path)
+        {
+            self.ifl.d.next = self.inew.val();
         }
-        if self.o.val().is_credit && self.o.val().a_nz && !self.o.val().dfr {
-            self.nrw.next.alpha = self.anew.val();
-            self.nrw.next.ash = self.nash.val();
-            // in slow start the next decrease (the mark that ends it) halves the window
-            if !self.rw.val().nss && !self.o.val().flag {
-                self.nrw.next.ash = self.k4[1].val();
-            }
-            self.nrw.next.cwr_left = self.cwrs.val();
-            if self.cwr0.val() {
-                self.nrw.next.cwr_left = self.z16.val();
-            }
-            if self.o.val().flag {
-                // the first CE mark ends slow start
-                self.nrw.next.nss = true;
-                if self.cwr0.val() {
-                    self.nrw.next.cwr_left = self.cwrn.val();
-                    self.nrw.next.ai_acc = self.z32.val();
-                    self.nrw.next.cwnd = self.cwc.val();
-                }
-            } else if !self.rw.val().nss {
-                self.nrw.next.cwnd = self.cws.val();
-            } else {
-                self.nrw.next.ai_acc = self.ais.val();
-                if self.aige.val() {
-                    self.nrw.next.ai_acc = self.aim.val();
-                    self.nrw.next.cwnd = self.cwi.val();
-                }
-            }
+        // the select charges the next operation's path when that path is the lowest set bit of
+        // the searched mask: tested beside the search's carry chains, not behind them
+        self.s_hi.next = (self.hm.val() & self.oa.val().hit).any() && !(self.hm.val() & self.oa.val().low).any();
+        self.s_lo.next = (self.elig.val() & self.oa.val().hit).any() && !(self.elig.val() & self.oa.val().low).any();
+        self.s_hit.next = self.s_lo.val();
+        if self.hm.val().any() {
+            self.s_hit.next = self.s_hi.val();
         }
-        if self.o.val().is_health {
-            self.nrw.next.health = self.o.val().a.get_bits::<2>(0);
-            if ((self.o.val().a.get_bits::<2>(0) == self.h_down.val())
-                || (self.o.val().a.get_bits::<2>(0) == self.h_suspect.val()))
-                && self.cgt.val()
-            {
-                self.nrw.next.cwnd = self.c_init.val();
-            }
+        if self.o.val().is_sel && self.lim_ok.val() && self.s_hit.val() {
+            self.ifl.d.next = self.tainc.val();
         }
-        if self.o.val().is_rreroll {
-            self.nrw.next.alpha = self.z16.val();
+        if self.o.val().is_init {
+            self.ifl.d.next = self.z16.val();
+        }
+        // ---------------- stage B: write-back ----------------
+        self.aimd.next = self.o.val().is_credit && self.o.val().a_nz && !self.o.val().dfr;
+        // the AIMD credit's next window state, picked among stage A's candidates
+        self.nrw.next = self.acr.q.val();
+        self.nrw.next.alpha = self.ac.q.val().anew;
+        self.nrw.next.ash = self.ac.q.val().nash;
+        // in slow start the next decrease (the mark that ends it) halves the window
+        if !self.acr.q.val().nss && !self.o.val().flag {
             self.nrw.next.ash = self.k4[1].val();
-            if self.rw.val().nss {
-                self.nrw.next.ash = self.c_ash0.val();
-            }
+        }
+        self.nrw.next.cwr_left = self.ac.q.val().cwrs;
+        if self.ac.q.val().cwr0 {
             self.nrw.next.cwr_left = self.z16.val();
         }
-        // the operations that write the addressed path's row back
-        self.wb.next = self.o.val().is_credit
-            || self.o.val().is_charge
-            || self.o.val().is_probe
-            || self.o.val().is_clear
-            || self.o.val().is_health
-            || self.o.val().is_rreroll;
+        if self.o.val().flag {
+            // the first CE mark ends slow start
+            self.nrw.next.nss = true;
+            if self.ac.q.val().cwr0 {
+                self.nrw.next.cwr_left = self.ac.q.val().cwrn;
+                self.nrw.next.ai_acc = self.z32.val();
+                self.nrw.next.cwnd = self.ac.q.val().cwc;
+            }
+        } else if !self.acr.q.val().nss {
+            self.nrw.next.cwnd = self.ac.q.val().cws;
+        } else {
+            self.nrw.next.ai_acc = self.ac.q.val().ais;
+            if self.ac.q.val().aige {
+                self.nrw.next.ai_acc = self.ac.q.val().aim;
+                self.nrw.next.cwnd = self.ac.q.val().cwi;
+            }
+        }
         // the addressed path's slow-start bit (INIT clears every bit below)
         self.n_nss.next = self.nss.q.val();
-        if self.wb.val() {
+        if self.aimd.val() {
             self.n_nss.next = self.nss.q.val() & !self.o.val().hit;
             if self.nrw.val().nss {
                 self.n_nss.next = self.nss.q.val() | self.o.val().hit;
@@ -1013,15 +1151,40 @@ impl Logic for PathSelectorHw {
             self.n_ent[i].next = self.entropy[i].q.val();
             self.n_pl[i].next = self.plane[i].q.val();
             self.n_pend[i].next = self.pending[i].q.val();
+            // SET_HEALTH to Down or Suspect caps the window at the initial one: tested beside
+            // each path's register, which holds the window of every operation before it
+            self.cgtp[i].next = self.cwnd[i].q.val() > self.c_init.val();
             if self.o.val().hit.get_bit(i) {
-                if self.wb.val() {
+                if self.o.val().is_credit || self.o.val().is_charge || self.o.val().is_probe || self.o.val().is_clear {
+                    self.inflight[i].d.next = self.inew.val();
+                }
+                if self.aimd.val() {
                     self.cwnd[i].d.next = self.nrw.val().cwnd;
-                    self.inflight[i].d.next = self.nrw.val().inflight;
                     self.alpha[i].d.next = self.nrw.val().alpha;
                     self.ash[i].d.next = self.nrw.val().ash;
                     self.ai_acc[i].d.next = self.nrw.val().ai_acc;
                     self.cwr_left[i].d.next = self.nrw.val().cwr_left;
-                    self.n_h[i].next = self.nrw.val().health;
+                }
+                // an ACK made progress: a Suspect path is Up again (a deferred credit's too)
+                if self.o.val().is_credit && self.o.val().a_nz && (self.health[i].q.val() == self.h_suspect.val()) {
+                    self.n_h[i].next = self.h_up.val();
+                }
+                if self.o.val().is_health {
+                    self.n_h[i].next = self.o.val().a.get_bits::<2>(0);
+                    if ((self.o.val().a.get_bits::<2>(0) == self.h_down.val())
+                        || (self.o.val().a.get_bits::<2>(0) == self.h_suspect.val()))
+                        && self.cgtp[i].val()
+                    {
+                        self.cwnd[i].d.next = self.c_init.val();
+                    }
+                }
+                if self.o.val().is_rreroll {
+                    self.alpha[i].d.next = self.z16.val();
+                    self.cwr_left[i].d.next = self.z16.val();
+                    self.ash[i].d.next = self.k4[1].val();
+                    if self.nss.q.val().get_bit(i) {
+                        self.ash[i].d.next = self.c_ash0.val();
+                    }
                 }
                 if self.o.val().is_credit && self.ge.val() && self.pending[i].q.val() {
                     self.n_ent[i].next = self.pend_ent[i].q.val();
@@ -1293,30 +1456,6 @@ impl Logic for PathSelectorHw {
             }
         }
         for j in 0..(PATHS / 2) {
-            self.t8_in[j].next = self.inflight[2 * j].q.val();
-            if self.o1.val().path.get_bit(0) {
-                self.t8_in[j].next = self.inflight[2 * j + 1].q.val();
-            }
-        }
-        for j in 0..(PATHS / 4) {
-            self.t4_in[j].next = self.t8_in[2 * j].val();
-            if self.o1.val().path.get_bit(1) {
-                self.t4_in[j].next = self.t8_in[2 * j + 1].val();
-            }
-        }
-        for j in 0..(PATHS / 8) {
-            self.t2_in[j].next = self.t4_in[2 * j].val();
-            if self.o1.val().path.get_bit(2) {
-                self.t2_in[j].next = self.t4_in[2 * j + 1].val();
-            }
-        }
-        for j in 0..IF16 {
-            self.m_in.next = self.t2_in[2 * j].val();
-            if self.o1.val().path.get_bit(3) {
-                self.m_in.next = self.t2_in[2 * j + 1].val();
-            }
-        }
-        for j in 0..(PATHS / 2) {
             self.t8_al[j].next = self.alpha[2 * j].q.val();
             if self.o1.val().path.get_bit(0) {
                 self.t8_al[j].next = self.alpha[2 * j + 1].q.val();
@@ -1412,92 +1551,64 @@ impl Logic for PathSelectorHw {
                 self.m_cr.next = self.t2_cr[2 * j + 1].val();
             }
         }
-        for j in 0..(PATHS / 2) {
-            self.t8_h[j].next = self.health[2 * j].q.val();
-            if self.o1.val().path.get_bit(0) {
-                self.t8_h[j].next = self.health[2 * j + 1].q.val();
-            }
-        }
-        for j in 0..(PATHS / 4) {
-            self.t4_h[j].next = self.t8_h[2 * j].val();
-            if self.o1.val().path.get_bit(1) {
-                self.t4_h[j].next = self.t8_h[2 * j + 1].val();
-            }
-        }
-        for j in 0..(PATHS / 8) {
-            self.t2_h[j].next = self.t4_h[2 * j].val();
-            if self.o1.val().path.get_bit(2) {
-                self.t2_h[j].next = self.t4_h[2 * j + 1].val();
-            }
-        }
-        for j in 0..IF16 {
-            self.m_h.next = self.t2_h[2 * j].val();
-            if self.o1.val().path.get_bit(3) {
-                self.m_h.next = self.t2_h[2 * j + 1].val();
-            }
-        }
         // with fewer paths the tree ends a level or two early: its last level is the root
         for j in 0..IF8 {
             self.m_cw.next = self.t2_cw[j].val();
-            self.m_in.next = self.t2_in[j].val();
             self.m_al.next = self.t2_al[j].val();
             self.m_sh.next = self.t2_sh[j].val();
             self.m_ai.next = self.t2_ai[j].val();
             self.m_cr.next = self.t2_cr[j].val();
-            self.m_h.next = self.t2_h[j].val();
         }
         for j in 0..IF4 {
             self.m_cw.next = self.t4_cw[j].val();
-            self.m_in.next = self.t4_in[j].val();
             self.m_al.next = self.t4_al[j].val();
             self.m_sh.next = self.t4_sh[j].val();
             self.m_ai.next = self.t4_ai[j].val();
             self.m_cr.next = self.t4_cr[j].val();
-            self.m_h.next = self.t4_h[j].val();
         }
         self.rmx.next.cwnd = self.m_cw.val();
-        self.rmx.next.inflight = self.m_in.val();
         self.rmx.next.alpha = self.m_al.val();
         self.rmx.next.ash = self.m_sh.val();
         self.rmx.next.ai_acc = self.m_ai.val();
         self.rmx.next.cwr_left = self.m_cr.val();
-        self.rmx.next.health = self.m_h.val();
         self.rmx.next.nss = (self.nss.q.val() & self.o1.val().hit).any();
-        self.rinc.next = self.m_in.val() + self.one16.val();
         self.irow.next.cwnd = self.c_init.val();
-        self.irow.next.inflight = self.z16.val();
         self.irow.next.alpha = self.z16.val();
         self.irow.next.ash = self.k4[1].val();
         self.irow.next.ai_acc = self.z32.val();
         self.irow.next.cwr_left = self.z16.val();
-        self.irow.next.health = self.h_disabled.val();
         self.irow.next.nss = false;
-        if (self.pm.val() & self.o1.val().hit).any() {
-            self.irow.next.health = self.h_up.val();
-        }
         self.rr.d.next = self.rmx.val();
-        self.rr_inc.d.next = self.rinc.val();
-        // the select charges the next operation's path when that path is the lowest set bit of
-        // the searched mask: tested beside the search's carry chains, not behind them
-        self.s_hi.next = (self.hm.val() & self.o1.val().hit).any() && !(self.hm.val() & self.o1.val().low).any();
-        self.s_lo.next = (self.elig.val() & self.o1.val().hit).any() && !(self.elig.val() & self.o1.val().low).any();
-        self.s_hit.next = self.s_lo.val();
-        if self.hm.val().any() {
-            self.s_hit.next = self.s_hi.val();
-        }
-        self.sfw.d.next = self.o.val().is_sel && self.lim_ok.val() && self.s_hit.val() && !self.m_in.val().all();
-        if self.wb.val() && (self.o.val().path == self.o1.val().path) {
-            self.rr.d.next = self.nrw.val();
-            self.sfw.d.next = false;
+        // the window state stage B writes at this edge, forwarded when it is this path's: an
+        // AIMD credit's (registered in `ar`), SET_HEALTH's cap, REQUEST_REROLL's reset, INIT's.
+        // Stage A's operation needs no forwarding: when it writes this path's window state, the
+        // operation read here does not read it (a credit defers its sample, SPEC.md §6.3)
+        if (self.o.val().path == self.o1.val().path) && self.o.val().v {
+            if self.aimd.val() {
+                self.rr.d.next = self.nrw.val();
+            }
+            if self.o.val().is_health
+                && ((self.o.val().a.get_bits::<2>(0) == self.h_down.val())
+                    || (self.o.val().a.get_bits::<2>(0) == self.h_suspect.val()))
+                && (self.rmx.val().cwnd > self.c_init.val())
+            {
+                self.rr.d.next.cwnd = self.c_init.val();
+            }
+            if self.o.val().is_rreroll {
+                self.rr.d.next.alpha = self.z16.val();
+                self.rr.d.next.cwr_left = self.z16.val();
+                self.rr.d.next.ash = self.k4[1].val();
+                if self.rmx.val().nss {
+                    self.rr.d.next.ash = self.c_ash0.val();
+                }
+            }
         }
         if self.o.val().is_init {
             self.rr.d.next = self.irow.val();
-            self.sfw.d.next = false;
         }
 
         // ---------------- record and output FIFO ----------------
-        self.reroute.next =
-            self.o.val().is_credit && self.o.val().a_nz && !self.o.val().dfr && self.o.val().flag && self.cwr0.val();
+        self.reroute.next = self.aimd.val() && self.o.val().flag && self.ac.q.val().cwr0;
         self.rec.next.op = self.o.val().op;
         self.rec.next.ok = self.reroute.val();
         self.rec.next.path = self.o.val().path;
@@ -1622,27 +1733,32 @@ impl Logic for PathSelectorHw {
             self.q3sum.d.next = self.q2s[g].q.val();
             self.q3up.d.next = self.q2c[g].q.val();
         }
-        // Q3: alpha * up > 2 * sum (the path's estimate is above twice the mean)
+        // Q3: alpha * up and 2 * sum; Q4: alpha * up > 2 * sum (the path's estimate is above
+        // twice the mean)
         self.sum.next = self.q3sum.q.val();
         self.up.next = self.q3up.q.val();
         self.aup.next = self.q3r.q.val().a_new * self.up.val();
         self.xs.next.lo = self.sum.val() << self.one16.val();
         self.xs.next.hi = self.z16.val();
         self.sum2.next = self.xs.val().into();
-        self.frec.next = self.q3r.q.val().rec;
-        if self.q3r.q.val().md {
-            self.frec.next.ok = (self.up.val() > self.one16.val())
-                && (self.q3r.q.val().a_new >= self.c_a8.val())
-                && (self.aup.val() > self.sum2.val());
+        self.q4r.d.next = self.q3r.q.val();
+        self.q4aup.d.next = self.aup.val();
+        self.q4sum2.d.next = self.sum2.val();
+        self.q4up.d.next = self.up.val();
+        self.frec.next = self.q4r.q.val().rec;
+        if self.q4r.q.val().md {
+            self.frec.next.ok = (self.q4up.q.val() > self.one16.val())
+                && (self.q4r.q.val().a_new >= self.c_a8.val())
+                && (self.q4aup.q.val() > self.q4sum2.q.val());
         }
         self.fifo.write_address.next = self.wp.q.val();
         self.fifo.write_data.next = self.frec.val();
-        self.fifo.write_enable.next = self.q3r.q.val().v;
+        self.fifo.write_enable.next = self.q4r.q.val().v;
         self.fifo.read_address.next = self.rp.q.val();
         self.out.next = self.fifo.read_data.val();
         self.out_valid.next = self.cnt.q.val().any();
         self.pop.next = self.cnt.q.val().any() && self.out_ready.val();
-        if self.q3r.q.val().v {
+        if self.q4r.q.val().v {
             self.wp.d.next = self.wp.q.val() + self.one4.val();
         }
         if self.pop.val() {
@@ -1655,10 +1771,10 @@ impl Logic for PathSelectorHw {
                 self.fifo.read_address.next = self.rp.q.val() + self.one4.val();
             }
         }
-        if self.q3r.q.val().v && !self.pop.val() {
+        if self.q4r.q.val().v && !self.pop.val() {
             self.cnt.d.next = self.cnt.q.val() + self.one5.val();
         }
-        if !self.q3r.q.val().v && self.pop.val() {
+        if !self.q4r.q.val().v && self.pop.val() {
             self.cnt.d.next = self.cnt.q.val() - self.one5.val();
         }
         if self.accept.val() && !self.pop.val() {
