@@ -29,7 +29,7 @@ use crate::path_selector::{
 use crate::record_fifo::RecordFifo;
 use mroce_model::params::{
     ALPHA_ONE, CWND_FRAC_BITS, CWND_INIT_PKTS, CWND_MAX_PKTS, CWND_MIN_PKTS, CWND_ONE, ECN_G_SHIFT, MAX_PLANES, PATHS,
-    PATH_BITS,
+    PATH_BITS, SEL_OP_LAG,
 };
 use rust_hdl::prelude::*;
 
@@ -186,6 +186,10 @@ pub struct PathSelectorCompact {
     sp: Signal<Local, Bits<PB>>,
     found: Signal<Local, Bit>,
     // stage X: the operation lag
+    /// All ones with the operation lag (`SEL_OP_LAG`), else zero: as a path mask and a count mask
+    lagp: Constant<Bits<PATHS>>,
+    lag16: Constant<Bits<16>>,
+    wsel: Signal<Local, Bits<PATHS>>,
     wm: Signal<Local, Bits<PATHS>>,
     cin: [Signal<Local, Bits<16>>; PATHS],
     wo1: Signal<Local, Bits<PATHS>>,
@@ -306,13 +310,15 @@ impl Default for PathSelectorCompact {
                     zp: kc(0),
                     onep: kc(1),
                     onesp: kc((1 << PATHS) - 1),
+                    lagp: kc(if SEL_OP_LAG { (1 << PATHS) - 1 } else { 0 }),
+                    lag16: kc(if SEL_OP_LAG { 0xFFFF } else { 0 }),
                 }
             };
         }
         d!(
             clock, in_valid, in_ready, in_op, in_path, in_room, in_a, in_b, in_c, in_flag, out_valid, out_ready, out,
             health, plane, entropy, cwnd, inflight, alpha, ai_acc, cwr_left, nss, xnss, nns, sss, pending, pend_ent,
-            last, planes_up, limit, total, probes, nlm, wv, nwall, wpath, dacc, dce, wm, cin, wo1, chg, dfr, xda, dsum,
+            last, planes_up, limit, total, probes, nlm, wv, nwall, wpath, dacc, dce, wsel, wm, cin, wo1, chg, dfr, xda, dsum,
             esum, ea, ece, xea, ea8, ir, fifo, accept, ial, xa, ia32, ipm, inpl, eh, cwl, elig, above, hm, oh, sp,
             found, rpath, hit, xh, xpl, xent, xcw, xin, xal, xai, xcr, xpd, xpe, nh, npl, nent, ncw, nin, nal, nai,
             ncr, npd, npe, ntotal, nprobes, done, pd, dt, anew, lg, cut, cwc, xc, cw32, ais, asum, aup, up, reroute,
@@ -423,8 +429,13 @@ impl Logic for PathSelectorCompact {
             {
                 self.wo1.next = self.wo1.val() | (self.onep.val() << self.kp[i].val());
             }
-            // SELECT tests the windows recorded by the operation before it (SPEC.md §6.3)
-            if self.eh.val().get_bit(i) && self.ir.q.val().room.get_bit(i) && !self.nlm.q.val().get_bit(i) {
+        }
+        // SELECT tests the windows recorded by the operation before it (SPEC.md §6.3), or, without
+        // the operation lag (`SEL_OP_LAG`, the small configuration), the windows of now: a
+        // constant picks, and synthesis drops the other
+        self.wsel.next = (!self.nlm.q.val() & self.lagp.val()) | (self.wm.val() & !self.lagp.val());
+        for i in 0..PATHS {
+            if self.eh.val().get_bit(i) && self.ir.q.val().room.get_bit(i) && self.wsel.val().get_bit(i) {
                 self.elig.next = self.elig.val() | (self.onep.val() << self.kp[i].val());
             }
         }
@@ -480,6 +491,7 @@ impl Logic for PathSelectorCompact {
         // an AIMD credit right after an operation that wrote this path's window state defers its
         // sample; otherwise a deferred sample joins it (saturating sums)
         self.dfr.next = (self.ir.q.val().op == self.op_credit.val())
+            && self.lagp.val().any()
             && self.ir.q.val().a.any()
             && (!self.nwall.q.val() || (self.wv.q.val() && (self.wpath.q.val() == self.ir.q.val().path)));
         self.xda.next = self.dacc[0].q.val();
@@ -488,13 +500,13 @@ impl Logic for PathSelectorCompact {
                 self.xda.next = self.dacc[i].q.val();
             }
         }
-        self.dsum.next = self.xda.val() + self.ir.q.val().a;
+        self.dsum.next = (self.xda.val() & self.lag16.val()) + self.ir.q.val().a;
         self.esum.next = self.dsum.val();
         if self.dsum.val() < self.ir.q.val().a {
             self.esum.next = self.ones16.val();
         }
         self.ea.next = self.esum.val();
-        self.ece.next = self.ir.q.val().flag || (self.dce.q.val() & self.hit.val()).any();
+        self.ece.next = self.ir.q.val().flag || (self.dce.q.val() & self.hit.val() & self.lagp.val()).any();
         self.xea.next.lo = self.ea.val();
         self.xea.next.hi = self.z16.val();
         self.ea8.next = self.xea.val().into();

@@ -34,6 +34,17 @@ pub const PATH_BITS: u32 = 2;
 /// Paths per connection (each with its own PSN space, window, RTT and UDP source port).
 pub const PATHS: usize = 1 << PATH_BITS;
 
+/// The path selector's operation lag (SPEC.md §6.3): on in the default and reduced
+/// configurations, whose pipelined selector needs it to keep the window arithmetic out of a
+/// one-clock loop; off in the small one, whose compact selector does each operation in one
+/// clock at 25 MHz and has no room for its state (the Alchitry Cu). It orders only the NIC's own
+/// decisions: peers interoperate either way.
+#[cfg(not(feature = "config-small"))]
+pub const SEL_OP_LAG: bool = true;
+/// The path selector's operation lag (SPEC.md §6.3): see the default configuration's.
+#[cfg(feature = "config-small")]
+pub const SEL_OP_LAG: bool = false;
+
 /// Width of the word index inside the SACK ring: 3 (default), 2 (reduced), 1 (small).
 #[cfg(not(any(feature = "config-reduced", feature = "config-small")))]
 pub const SACK_WORD_INDEX_BITS: u32 = 3;

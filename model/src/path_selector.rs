@@ -8,7 +8,8 @@
 //! clock (SPEC.md §6.3, §8).
 //!
 //! Two rules let the hardware pipeline the window arithmetic without a one-clock loop
-//! (SPEC.md §6.3, "Operation lag"), both counted in operations, never in clocks:
+//! (SPEC.md §6.3, "Operation lag"; on where `params::SEL_OP_LAG` is, i.e. not in the small
+//! configuration), both counted in operations, never in clocks:
 //! - SELECT tests the windows as they were before the previous operation (that operation's own
 //!   charge excepted, which is seen at once); health, planes, room and the connection limit are
 //!   tested as they are now;
@@ -17,6 +18,7 @@
 
 use crate::params::{
     ALPHA_ONE, CWND_FRAC_BITS, CWND_INIT_PKTS, CWND_MAX_PKTS, CWND_MIN_PKTS, CWND_ONE, ECN_G_SHIFT, MAX_PLANES, PATHS,
+    SEL_OP_LAG,
 };
 
 /// Health of a path.
@@ -261,7 +263,11 @@ impl PathSelector {
     /// the previous operation (SPEC.md §6.3).
     pub fn select(&mut self, room_mask: u32) -> Option<u8> {
         let lagged = self.op_begin();
-        let m = self.eligible_without_window(room_mask) & lagged;
+        let m = if SEL_OP_LAG {
+            self.eligible_without_window(room_mask) & lagged
+        } else {
+            self.eligible_mask(room_mask)
+        };
         if m == 0 {
             return None;
         }
@@ -311,7 +317,7 @@ impl PathSelector {
         let pi = c.path as usize % PATHS;
         // An AIMD credit right after an operation that wrote this path's window state defers its
         // sample: the hardware's window arithmetic takes two stages (SPEC.md §6.3).
-        let defer = c.acked != 0 && (self.wrote == pi as u8 || self.wrote == WROTE_ALL);
+        let defer = SEL_OP_LAG && c.acked != 0 && (self.wrote == pi as u8 || self.wrote == WROTE_ALL);
         self.op_begin();
         if c.acked != 0 && !defer {
             self.wrote = pi as u8;
@@ -648,6 +654,9 @@ mod tests {
 
     #[test]
     fn select_tests_the_windows_from_before_the_previous_operation() {
+        if !SEL_OP_LAG {
+            return;
+        }
         let mut s = PathSelector::new(1, 1);
         for _ in 0..CWND_INIT_PKTS {
             assert_eq!(s.select(u32::MAX), Some(0));
@@ -681,6 +690,9 @@ mod tests {
 
     #[test]
     fn a_credit_right_after_a_window_write_defers_its_sample() {
+        if !SEL_OP_LAG {
+            return;
+        }
         let mut s = PathSelector::new(2, 1);
         spacer(&mut s);
         for _ in 0..8 {
