@@ -14,6 +14,7 @@ use mroce_csr as csr;
 use mroce_hdl::path_selector::SelOut;
 use mroce_hdl::rx_tracker::RxOut;
 use mroce_hdl::tx_scoreboard::TxOut;
+use mroce_model::params::SEL_OP_LAG;
 use mroce_model::params::{PATHS, PATH_BITS, SACK_BITS, SACK_WORDS, SACK_WORD_BITS};
 use rust_hdl::prelude::*;
 
@@ -80,7 +81,9 @@ fn tx_scoreboard_million_random_transactions() {
 
 #[test]
 fn path_selector_million_random_transactions() {
-    if !verilator() {
+    // the pipelined selector follows the model with the operation lag; the small configuration,
+    // which has none, builds the compact one into transport_core (tested there)
+    if !verilator() || !SEL_OP_LAG {
         return;
     }
     let mut n = 0;
@@ -173,7 +176,7 @@ fn random_streams_cover_the_corners() {
         .collect();
     assert!(cut_below > 30, "ECN decreases below the flight: {cut_below}");
     assert!(
-        lag_refused > 100 && deferred > 100,
+        !SEL_OP_LAG || (lag_refused > 100 && deferred > 100),
         "SELECTs refused by the lag {lag_refused}, deferred samples {deferred}"
     );
     assert!(
@@ -224,11 +227,13 @@ fn rusthdl_backend_agrees_on_a_prefix() {
         &run_stream::<TxBench, _>(&mut RustHdl::<TxScoreboardPins>::new(), &t, &opts(9)).unwrap(),
         "tx",
     );
-    let t = sel_stream(9, 3000);
-    ok(
-        &run_stream::<SelBench, _>(&mut RustHdl::<PathSelectorPins>::new(), &t, &opts(9)).unwrap(),
-        "sel",
-    );
+    if SEL_OP_LAG {
+        let t = sel_stream(9, 3000);
+        ok(
+            &run_stream::<SelBench, _>(&mut RustHdl::<PathSelectorPins>::new(), &t, &opts(9)).unwrap(),
+            "sel",
+        );
+    }
     let t = core_stream(9, 1500);
     ok(
         &run_core(&mut RustHdl::<TransportCorePins>::new(), &t, &opts(9)).unwrap(),
@@ -503,9 +508,12 @@ fn scripted_stalls_in_every_block() {
     for seed in 1..3 {
         assert!(run::check_rx(seed, &script, &rx_stream(seed, 3_000)).unwrap().is_none());
         assert!(run::check_tx(seed, &script, &tx_stream(seed, 3_000)).unwrap().is_none());
-        assert!(run::check_sel(seed, &script, &sel_stream(seed, 3_000))
-            .unwrap()
-            .is_none());
+        assert!(
+            !SEL_OP_LAG
+                || run::check_sel(seed, &script, &sel_stream(seed, 3_000))
+                    .unwrap()
+                    .is_none()
+        );
     }
     let o = RunOpts {
         stall_seed: 1,

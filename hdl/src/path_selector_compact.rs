@@ -318,9 +318,9 @@ impl Default for PathSelectorCompact {
         d!(
             clock, in_valid, in_ready, in_op, in_path, in_room, in_a, in_b, in_c, in_flag, out_valid, out_ready, out,
             health, plane, entropy, cwnd, inflight, alpha, ai_acc, cwr_left, nss, xnss, nns, sss, pending, pend_ent,
-            last, planes_up, limit, total, probes, nlm, wv, nwall, wpath, dacc, dce, wsel, wm, cin, wo1, chg, dfr, xda, dsum,
-            esum, ea, ece, xea, ea8, ir, fifo, accept, ial, xa, ia32, ipm, inpl, eh, cwl, elig, above, hm, oh, sp,
-            found, rpath, hit, xh, xpl, xent, xcw, xin, xal, xai, xcr, xpd, xpe, nh, npl, nent, ncw, nin, nal, nai,
+            last, planes_up, limit, total, probes, nlm, wv, nwall, wpath, dacc, dce, wsel, wm, cin, wo1, chg, dfr, xda,
+            dsum, esum, ea, ece, xea, ea8, ir, fifo, accept, ial, xa, ia32, ipm, inpl, eh, cwl, elig, above, hm, oh,
+            sp, found, rpath, hit, xh, xpl, xent, xcw, xin, xal, xai, xcr, xpd, xpe, nh, npl, nent, ncw, nin, nal, nai,
             ncr, npd, npe, ntotal, nprobes, done, pd, dt, anew, lg, cut, cwc, xc, cw32, ais, asum, aup, up, reroute,
             rec
         )

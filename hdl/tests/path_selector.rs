@@ -2,7 +2,7 @@
 //! `mroce_model::path_selector::PathSelector`, both built for the same hardware configuration
 //! (`PATHS` = 16, 8 or 4).
 use mroce_hdl::path_selector::*;
-use mroce_model::params::{CWND_FRAC_BITS, CWND_INIT_PKTS, CWND_MAX_PKTS, PATHS};
+use mroce_model::params::{CWND_FRAC_BITS, CWND_INIT_PKTS, CWND_MAX_PKTS, PATHS, SEL_OP_LAG};
 use mroce_model::path_selector::{Credit, PathHealth, PathSelector};
 use rust_hdl::prelude::*;
 
@@ -598,6 +598,9 @@ macro_rules! suite {
             /// nothing (the second check runs with gaps).
             #[test]
             fn lag_and_deferred_samples() {
+                if !SEL_OP_LAG {
+                    return;
+                }
                 let mut m = PathSelector::new(2, 1);
                 let mut ops = vec![Op::Init(2, 1)];
                 let (mut refused_then_taken, mut taken_past_window, mut joined) = (0, 0, 0);
@@ -691,7 +694,7 @@ macro_rules! suite {
                 let refused = want.iter().filter(|r| r.0 == SEL_OP_SELECT && !r.1).count();
                 let (deferred, lagged) = lag_events(&ops);
                 assert!(
-                    reroutes > 0 && selected > 100 && refused > 10 && deferred > 20 && lagged > 5,
+                    reroutes > 0 && selected > 100 && refused > 10 && (!SEL_OP_LAG || (deferred > 20 && lagged > 5)),
                     "{reroutes} {selected} {refused} {deferred} {lagged}"
                 );
             }
@@ -723,6 +726,9 @@ macro_rules! suite {
     };
 }
 
+// The pipelined selector follows the model with the operation lag (SPEC.md §6.3); the small
+// configuration has none and builds the compact one.
+#[cfg(not(feature = "config-small"))]
 suite!(pipelined, PathSelectorHw, SEL_LATENCY);
 suite!(
     compact,
