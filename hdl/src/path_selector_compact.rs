@@ -598,10 +598,8 @@ impl Logic for PathSelectorCompact {
                 self.nent.next = self.xpe.val();
                 self.npd.next = false;
             }
-            if self.ir.q.val().a.any() {
-                if self.xh.val() == self.h_suspect.val() {
-                    self.nh.next = self.h_up.val();
-                }
+            if self.ir.q.val().a.any() && (self.xh.val() == self.h_suspect.val()) {
+                self.nh.next = self.h_up.val();
             }
             if self.ir.q.val().a.any() && !self.dfr.val() {
                 self.nal.next = self.anew.val();
