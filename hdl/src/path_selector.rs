@@ -132,6 +132,9 @@ pub struct SelOp {
     /// A credit that defers its AIMD sample: it follows an operation that wrote its path's
     /// window state (decided at the input from the operation before it, SPEC.md §6.3).
     pub dfr: Bit,
+    /// The path's deferred AIMD sample as this operation finds it (read at the input, with the
+    /// writes of the two operations ahead of it forwarded).
+    pub da: Bits<16>,
 }
 
 /// A 16-bit value widened to 18 bits without a cast (see [`Wide32`]): room for the sign of
@@ -753,43 +756,10 @@ impl Logic for PathSelectorHw {
         self.o1.next = self.pr.q.val();
         // the read stage keeps the deferred samples (every operation passes it in order): a
         // deferred credit adds its sample to its path's, an AIMD credit takes the path's sample
-        // into its own (acked, saturating; CE ORed) for the compute stage
-        // the path's deferred count: a binary multiplexer tree on the path bits
-        for j in 0..(PATHS / 2) {
-            self.t8_da[j].next = self.dacc[2 * j].q.val();
-            if self.o1.val().path.get_bit(0) {
-                self.t8_da[j].next = self.dacc[2 * j + 1].q.val();
-            }
-        }
-        for j in 0..(PATHS / 4) {
-            self.t4_da[j].next = self.t8_da[2 * j].val();
-            if self.o1.val().path.get_bit(1) {
-                self.t4_da[j].next = self.t8_da[2 * j + 1].val();
-            }
-        }
-        for j in 0..(PATHS / 8) {
-            self.t2_da[j].next = self.t4_da[2 * j].val();
-            if self.o1.val().path.get_bit(2) {
-                self.t2_da[j].next = self.t4_da[2 * j + 1].val();
-            }
-        }
-        for j in 0..IF16 {
-            self.xda.next = self.t2_da[2 * j].val();
-            if self.o1.val().path.get_bit(3) {
-                self.xda.next = self.t2_da[2 * j + 1].val();
-            }
-        }
-        for j in 0..IF8 {
-            self.xda.next = self.t2_da[j].val();
-        }
-        for j in 0..IF4 {
-            self.xda.next = self.t4_da[j].val();
-        }
-        if self.dwv.q.val() && (self.dwi.q.val() == self.o1.val().path) {
-            self.xda.next = self.dwn.q.val();
-        }
+        // into its own (acked, saturating; CE ORed) for the compute stage. The count itself is
+        // read at the input (`da`, below), so that this stage only adds.
         // acked + deferred, saturating at 65535 (the saturation from the sum's carry)
-        self.dw18.next.lo = self.xda.val();
+        self.dw18.next.lo = self.o1.val().da;
         self.dw18.next.hi = self.z2.val();
         self.d18.next = self.dw18.val().into();
         self.aw18.next.lo = self.o1.val().a;
@@ -841,6 +811,53 @@ impl Logic for PathSelectorHw {
             for i in 0..PATHS {
                 self.dacc[i].d.next = self.z16.val();
             }
+        }
+        // the entering operation's deferred count: a binary multiplexer tree on its path, then
+        // the write landing at this edge (last clock's), then the one this stage decides now
+        for j in 0..(PATHS / 2) {
+            self.t8_da[j].next = self.dacc[2 * j].q.val();
+            if self.in_path.val().get_bit(0) {
+                self.t8_da[j].next = self.dacc[2 * j + 1].q.val();
+            }
+        }
+        for j in 0..(PATHS / 4) {
+            self.t4_da[j].next = self.t8_da[2 * j].val();
+            if self.in_path.val().get_bit(1) {
+                self.t4_da[j].next = self.t8_da[2 * j + 1].val();
+            }
+        }
+        for j in 0..(PATHS / 8) {
+            self.t2_da[j].next = self.t4_da[2 * j].val();
+            if self.in_path.val().get_bit(2) {
+                self.t2_da[j].next = self.t4_da[2 * j + 1].val();
+            }
+        }
+        for j in 0..IF16 {
+            self.xda.next = self.t2_da[2 * j].val();
+            if self.in_path.val().get_bit(3) {
+                self.xda.next = self.t2_da[2 * j + 1].val();
+            }
+        }
+        for j in 0..IF8 {
+            self.xda.next = self.t2_da[j].val();
+        }
+        for j in 0..IF4 {
+            self.xda.next = self.t4_da[j].val();
+        }
+        if self.dwv.q.val() && (self.dwi.q.val() == self.in_path.val()) {
+            self.xda.next = self.dwn.q.val();
+        }
+        self.pr.d.next.da = self.xda.val();
+        if (self.o1.val().path == self.in_path.val())
+            && ((self.o1.val().is_credit && self.o1.val().a_nz) || self.o1.val().is_rreroll)
+        {
+            self.pr.d.next.da = self.z16.val();
+            if self.o1.val().dfr {
+                self.pr.d.next.da = self.esum.val();
+            }
+        }
+        if self.o1.val().is_init {
+            self.pr.d.next.da = self.z16.val();
         }
         self.pu.next = self.planes_up.q.val();
         // eligible_health (Up or Suspect, not draining for a re-roll, plane up) and window_open
