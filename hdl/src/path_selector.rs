@@ -391,6 +391,7 @@ pub struct PathSelectorHw {
     aimd: Signal<Local, Bit>,
     /// Per path: the window is above the initial one (SET_HEALTH's cap, in B).
     cgtp: [Signal<Local, Bit>; PATHS],
+    cgtv: Signal<Local, Bits<PATHS>>,
     tainc: Signal<Local, Bits<16>>,
     s_hi: Signal<Local, Bit>,
     s_lo: Signal<Local, Bit>,
@@ -626,7 +627,7 @@ impl Default for PathSelectorHw {
             cwm, w34, w34c, w34a, a34, x34, c34, s34, y34, wlt, lek, res, pres, tcr, pcr, ipm, inpl, cwl, idel, izero,
             neg_h, neg_l, oh_hi, oh_lo, me, mp, mh, ma, ge4, gp4, gh4, ga4, nlm, wv, nwall, wpath, dacc, dce, idfr,
             iaimd, wm, cin, wo1, chg, xda, t8_da, t4_da, t2_da, dsum, dw18, aw18, d18, a18, dwv, dwi, dwh, dwn, esum,
-            ece, xe, e32, pa, ac, acr, ifl, tainc, s_hi, s_lo, s_hit, oa, aimd, cgtp
+            ece, xe, e32, pa, ac, acr, ifl, tainc, s_hi, s_lo, s_hit, oa, aimd, cgtp, cgtv
         )
     }
 }
@@ -1596,6 +1597,14 @@ impl Logic for PathSelectorHw {
         self.irow.next.cwr_left = self.z16.val();
         self.irow.next.nss = false;
         self.rr.d.next = self.rmx.val();
+        // SET_HEALTH's cap tests the row's window by the per-path compares of stage B (the
+        // registers the row is read from), not behind the multiplexer tree
+        self.cgtv.next = self.zp.val();
+        for i in 0..PATHS {
+            if self.cgtp[i].val() {
+                self.cgtv.next = self.cgtv.val() | self.oh16[i].val();
+            }
+        }
         // the window state stage B writes at this edge, forwarded when it is this path's: an
         // AIMD credit's (registered in `ar`), SET_HEALTH's cap, REQUEST_REROLL's reset, INIT's.
         // Stage A's operation needs no forwarding: when it writes this path's window state, the
@@ -1607,7 +1616,7 @@ impl Logic for PathSelectorHw {
             if self.o.val().is_health
                 && ((self.o.val().a.get_bits::<2>(0) == self.h_down.val())
                     || (self.o.val().a.get_bits::<2>(0) == self.h_suspect.val()))
-                && (self.rmx.val().cwnd > self.c_init.val())
+                && (self.cgtv.val() & self.o1.val().hit).any()
             {
                 self.rr.d.next.cwnd = self.c_init.val();
             }

@@ -804,8 +804,16 @@ impl Logic for PathCounter {
         self.ram.clock.next = self.clock.val();
         self.port.clock.next = self.clock.val();
         self.ev.d.next = self.ev_valid.val();
-        self.evp.d.next = self.ev_path.val();
-        self.evv.d.next = self.ev_value.val();
+        // the path and value load only with an event: a register loaded every clock from a
+        // block's input would equal that block's own input register, and yosys would merge the
+        // two into one flip-flop placed between both blocks (the core's critical path started
+        // at such a merged register)
+        self.evp.d.next = self.evp.q.val();
+        self.evv.d.next = self.evv.q.val();
+        if self.ev_valid.val() {
+            self.evp.d.next = self.ev_path.val();
+            self.evv.d.next = self.ev_value.val();
+        }
         self.evs.d.next = self.ev_set.val();
         self.fwd.d.next = self.ev.q.val() && (self.ev_path.val() == self.evp.q.val());
         self.ram.read_address.next = self.evp.q.val();
