@@ -391,6 +391,7 @@ pub struct PathSelectorHw {
     aimd: Signal<Local, Bit>,
     /// Per path: the window is above the initial one (SET_HEALTH's cap, in B).
     cgtp: [Signal<Local, Bit>; PATHS],
+    /// `cgtp` as a mask, read through the read stage's one-hot path (SET_HEALTH's forwarded cap).
     cgtv: Signal<Local, Bits<PATHS>>,
     tainc: Signal<Local, Bits<16>>,
     s_hi: Signal<Local, Bit>,
