@@ -1,5 +1,6 @@
 // mroce_soc: the NIC control core with the transport beside it. PicoRV32 (RV32IMC, from PyPI
-// pythondata-cpu-picorv32, not committed) runs the firmware from a 64 KiB RAM; transport_core's
+// pythondata-cpu-picorv32, not committed) runs the firmware from a 64 KiB RAM (two clocks an
+// access, so the RAM's address and data each have a register of their own); transport_core's
 // CSR port sits on the core's bus at `MROCE_CSR_BASE` behind a three-clock bridge (address,
 // transport_core registers csr_rdata, data back to the core). The transport's streams are ports
 // of this module: the co-simulation (cosim/, `mroce cosim --soc`) drives them from the model,
@@ -80,9 +81,12 @@ module mroce_soc(clock,cpu_resetn,cmd_hold,room_from_stream,load_we,load_addr,lo
     reg csr_we;
     wire [31:0] csr_rdata;
     reg [1:0] cs;
+    // a RAM access is in its second clock (its word is in ram_q)
+    reg ram_wait;
+    reg [31:0] ram_q;
     reg [31:0] control_shadow;
     initial begin
-      mem_ready = 0; mem_rdata = 0; bus_error = 0; csr_addr = 0; csr_wdata = 0; csr_we = 0; cs = 0;
+      mem_ready = 0; mem_rdata = 0; ram_wait = 0; bus_error = 0; csr_addr = 0; csr_wdata = 0; csr_we = 0; cs = 0;
       control_shadow = 0;
     end
     assign csr_tap_we = csr_we;
@@ -95,7 +99,13 @@ module mroce_soc(clock,cpu_resetn,cmd_hold,room_from_stream,load_we,load_addr,lo
     wire is_cmd_write = is_csr && is_write && mem_addr[7:0] == `MROCE_CSR_SEL_CMD;
     wire is_control = mem_addr[7:0] == `MROCE_CSR_CONTROL;
     wire [13:0] word = mem_addr[15:2];
+    wire ram_read = cpu_resetn && mem_valid && !mem_ready && is_ram && !ram_wait;
     assign cmd_waiting = cpu_resetn && mem_valid && !mem_ready && cs == 0 && is_cmd_write && cmd_hold;
+
+    // the RAM's read register: loaded only from the RAM, so it maps into the block RAM
+    always @(posedge clock) begin
+      if (ram_read) ram_q <= ram[word];
+    end
 
     always @(posedge clock) begin
       mem_ready <= 0;
@@ -103,14 +113,25 @@ module mroce_soc(clock,cpu_resetn,cmd_hold,room_from_stream,load_we,load_addr,lo
       if (DEBUG_PORTS && load_we) ram[load_addr] <= load_data;
       if (!cpu_resetn) begin
         cs <= 0;
+        ram_wait <= 0;
       end else if (mem_valid && !mem_ready) begin
         if (is_ram) begin
-          if (mem_wstrb[0]) ram[word][7:0] <= mem_wdata[7:0];
-          if (mem_wstrb[1]) ram[word][15:8] <= mem_wdata[15:8];
-          if (mem_wstrb[2]) ram[word][23:16] <= mem_wdata[23:16];
-          if (mem_wstrb[3]) ram[word][31:24] <= mem_wdata[31:24];
-          mem_rdata <= ram[word];
-          mem_ready <= 1;
+          // Two clocks: the block RAM's word lands in ram_q, then in mem_rdata. ram_q has no
+          // other source, so yosys keeps it as the block RAM's read register; with the word
+          // read straight into mem_rdata (a register the bridge also writes) it pulled
+          // PicoRV32's address register into the block RAM instead, and the core's address
+          // adder drove 32 block RAMs across the die: the ULX3S's critical path (66.8 MHz).
+          if (!ram_wait) begin
+            if (mem_wstrb[0]) ram[word][7:0] <= mem_wdata[7:0];
+            if (mem_wstrb[1]) ram[word][15:8] <= mem_wdata[15:8];
+            if (mem_wstrb[2]) ram[word][23:16] <= mem_wdata[23:16];
+            if (mem_wstrb[3]) ram[word][31:24] <= mem_wdata[31:24];
+            ram_wait <= 1;
+          end else begin
+            mem_rdata <= ram_q;
+            mem_ready <= 1;
+            ram_wait <= 0;
+          end
         end else if (is_csr) begin
           case (cs)
             2'd0: if (!(is_cmd_write && cmd_hold)) begin
