@@ -110,28 +110,62 @@ module mroce_bist #(
     function [CB-1:0] inc(input [CB-1:0] n);
         inc = &n ? n : n + 1'b1;
     endfunction
-    function [5:0] low_bit(input [31:0] m);  // index of the lowest set bit (m != 0)
-        integer i;
+    // The three bit-scan functions below are trees, log2(32) levels deep: written as loops over
+    // the 32 bits they became chains 32 deep, and high_bit's chain (behind the SACK word
+    // multiplexer, ahead of the lost_below adder) was the ULX3S's critical path (61.6 MHz).
+    function [5:0] low_bit(input [31:0] m);  // index of the lowest set bit (32 when m == 0)
+        reg [15:0] a;
+        reg [7:0] b;
+        reg [3:0] c;
+        reg [1:0] d;
         begin
-            low_bit = 6'd32;
-            for (i = 31; i >= 0; i = i - 1)
-                if (m[i]) low_bit = i[5:0];
+            low_bit[5] = 1'b0;
+            low_bit[4] = ~|m[15:0];
+            a = low_bit[4] ? m[31:16] : m[15:0];
+            low_bit[3] = ~|a[7:0];
+            b = low_bit[3] ? a[15:8] : a[7:0];
+            low_bit[2] = ~|b[3:0];
+            c = low_bit[2] ? b[7:4] : b[3:0];
+            low_bit[1] = ~|c[1:0];
+            d = low_bit[1] ? c[3:2] : c[1:0];
+            low_bit[0] = ~d[0];
+            if (m == 32'b0) low_bit = 6'd32;
         end
     endfunction
-    function [5:0] high_bit(input [31:0] m);  // index of the highest set bit (m != 0)
-        integer i;
+    function [5:0] high_bit(input [31:0] m);  // index of the highest set bit (32 when m == 0)
+        reg [15:0] a;
+        reg [7:0] b;
+        reg [3:0] c;
+        reg [1:0] d;
         begin
-            high_bit = 6'd32;
-            for (i = 0; i < 32; i = i + 1)
-                if (m[i]) high_bit = i[5:0];
+            high_bit[5] = m == 32'b0;
+            high_bit[4] = |m[31:16];
+            a = high_bit[4] ? m[31:16] : m[15:0];
+            high_bit[3] = |a[15:8];
+            b = high_bit[3] ? a[15:8] : a[7:0];
+            high_bit[2] = |b[7:4];
+            c = high_bit[2] ? b[7:4] : b[3:0];
+            high_bit[1] = |c[3:2];
+            d = high_bit[1] ? c[3:2] : c[1:0];
+            high_bit[0] = d[1];
         end
     endfunction
-    function [5:0] popcount(input [31:0] m);
+    function [5:0] popcount(input [31:0] m);  // sums of 2, 4, 8, 16, then 32 bits
         integer i;
+        reg [31:0] p2;  // 16 fields of 2 bits
+        reg [23:0] p3;  // 8 of 3
+        reg [15:0] p4;  // 4 of 4
+        reg [9:0] p5;   // 2 of 5
         begin
-            popcount = 0;
-            for (i = 0; i < 32; i = i + 1)
-                popcount = popcount + {5'b0, m[i]};
+            for (i = 0; i < 16; i = i + 1)
+                p2[2*i +: 2] = {1'b0, m[2*i]} + {1'b0, m[2*i+1]};
+            for (i = 0; i < 8; i = i + 1)
+                p3[3*i +: 3] = {1'b0, p2[4*i +: 2]} + {1'b0, p2[4*i+2 +: 2]};
+            for (i = 0; i < 4; i = i + 1)
+                p4[4*i +: 4] = {1'b0, p3[6*i +: 3]} + {1'b0, p3[6*i+3 +: 3]};
+            for (i = 0; i < 2; i = i + 1)
+                p5[5*i +: 5] = {1'b0, p4[8*i +: 4]} + {1'b0, p4[8*i+4 +: 4]};
+            popcount = {1'b0, p5[4:0]} + {1'b0, p5[9:5]};
         end
     endfunction
 
@@ -308,7 +342,7 @@ module mroce_bist #(
     // ------------------------------------------------------------------ sender
     localparam S_INIT_TX = 0, S_INIT_SEL = 1, S_IDLE = 2, S_SELECT = 3, S_SEND = 4, S_ACK_HI = 5,
                S_ACK_WORD = 6, S_LOST = 7, S_LOST_PUSH = 8, S_CREDIT = 9, S_TIMER = 10, S_EXPIRE = 11,
-               S_WAIT_SEL = 12;
+               S_WAIT_SEL = 12, S_ACK_LB = 13;
     reg [3:0] ss;
     reg [3:0] ret;  // state after S_LOST
     reg [3:0] after_credit;  // state after S_CREDIT
@@ -359,6 +393,11 @@ module mroce_bist #(
     // ... and of the highest PSN word k reports (when it reports one)
     wire [5:0] word_high = high_bit(aq_word);
     wire [31:0] high_off = {{(27-WB){1'b0}}, k[WB-1:0], word_high[4:0]};
+    // high_off registered: S_ACK_LB adds it to the base a clock after S_ACK_HI found the word
+    // (the word multiplexer, the bit scan and the 32-bit add in one clock were the ULX3S's
+    // critical path, 68.8 MHz)
+    reg [WB+4:0] high_off_q;
+    always @(posedge clock) high_off_q <= high_off[WB+4:0];
     // the ACK_WORD's mask straight from the ACK snapshot (k and aq_sack hold while it is
     // valid; the other operations ignore it): no copy register
     always @(*) tx_in_mask = aq_word;
@@ -397,7 +436,7 @@ module mroce_bist #(
             end
             S_IDLE: begin
                 if (aq_v) begin
-                    // tx_in_lost_below is set here and in S_ACK_HI (no TX operation is pending)
+                    // tx_in_lost_below is set here and in S_ACK_LB (no TX operation is pending)
                     cur_path <= aq_path; k <= NW - 1; tx_in_lost_below <= aq_base; acked_n <= 0; lost_n <= 0;
                     n_acks <= inc(n_acks);
                     ss <= S_ACK_HI;
@@ -444,11 +483,14 @@ module mroce_bist #(
             end
             S_ACK_HI: begin  // tx_in_lost_below = one past the highest PSN the ACK reports
                 if (aq_word != 0) begin
-                    tx_in_lost_below <= aq_base + high_off;
-                    k <= 0; ss <= S_ACK_WORD;
+                    ss <= S_ACK_LB;
                 end else if (k == 0) begin
                     k <= 0; ss <= S_ACK_WORD;
                 end else k <= k - 1;
+            end
+            S_ACK_LB: begin
+                tx_in_lost_below <= aq_base + {{(27-WB){1'b0}}, high_off_q};
+                k <= 0; ss <= S_ACK_WORD;
             end
             S_ACK_WORD: if (!issued) begin
                 tx_in_valid <= 1'b1; tx_in_op <= `MROCE_TX_OP_ACK_WORD; tx_in_path <= cur_path;
