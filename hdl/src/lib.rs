@@ -1,6 +1,7 @@
 //! mroce hardware blocks in RustHDL (issue 4): `rx_tracker`, `tx_scoreboard`, `path_selector`
 //! and `transport_core`, each a transaction-level mirror of its `mroce_model` component.
 pub mod fifo_bram;
+pub mod fifo_occupancy;
 pub mod lutram;
 pub mod path_selector;
 pub mod path_selector_compact;

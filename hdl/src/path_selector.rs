@@ -38,6 +38,7 @@
 //! operation (what the connection layer reads back with `path()`).
 
 use crate::fifo_bram::{FifoStore, FIFO_BRAM_TRIPS};
+use crate::fifo_occupancy::FifoOccupancy;
 use crate::lutram::{kc, Wide32};
 use mroce_model::params::{
     ALPHA_ONE, CWND_FRAC_BITS, CWND_INIT_PKTS, CWND_MAX_PKTS, CWND_MIN_PKTS, CWND_ONE, ECN_G_SHIFT, MAX_PLANES, PATHS,
@@ -307,7 +308,7 @@ pub struct PathSelectorHw {
     wp: DFF<Bits<4>>,
     rp: DFF<Bits<4>>,
     cnt: DFF<Bits<5>>,
-    occ: DFF<Bits<5>>,
+    occ: FifoOccupancy,
     // constants
     k4: [Constant<Bits<4>>; 11],
     c12: Constant<Bits<4>>,
@@ -345,7 +346,6 @@ pub struct PathSelectorHw {
     z32: Constant<Bits<32>>,
     one4: Constant<Bits<4>>,
     one5: Constant<Bits<5>>,
-    depth5: Constant<Bits<5>>,
     h_up: Constant<Bits<2>>,
     h_suspect: Constant<Bits<2>>,
     h_down: Constant<Bits<2>>,
@@ -591,7 +591,7 @@ impl Default for PathSelectorHw {
                     z32: kc(0),
                     one4: kc(1),
                     one5: kc(1),
-                    depth5: kc(SEL_FIFO_DEPTH as u64),
+                    occ: FifoOccupancy::new(SEL_FIFO_DEPTH),
                     h_up: kc(HEALTH_UP),
                     h_suspect: kc(HEALTH_SUSPECT),
                     h_down: kc(HEALTH_DOWN),
@@ -619,16 +619,16 @@ impl Default for PathSelectorHw {
             clock, in_valid, in_ready, in_op, in_path, in_room, in_a, in_b, in_c, in_flag, out_valid, out_ready, out,
             fifo, q1r, q2r, q3r, q3sum, q3up, q4r, q4aup, q4sum2, q4up, q1a, q2s, q2c, pr, po, health, plane, entropy,
             cwnd, inflight, alpha, ash, ai_acc, cwr_left, nss, pending, pend_ent, eh, above, planes_up, nlimit, total,
-            probes, wp, rp, cnt, occ, rdy, accept, pop, ial, xa, ia32, o, o1, pu, elig_h, elig, lim_ok, ab, hm, oh,
-            sel_idx, found, ge, at, ash4, anew, nash, cut, cwc, cwr0, cwrs, xc, cw32, ais, aige, aim, cwi, sss, cws,
-            n_nss, n_h, n_ent, n_pl, n_pend, n_pu, infp, w18, v18, s_pc, s_pa, s_pi, s_ca, s_ci, s_ti, csx, csy, csz,
-            r3, cp, n_total, n_probes, reroute, rec, rec2, lim1, pm, npl, member, mem1, am, bm, sum, up, aup, xs, sum2,
-            frec, rr, rmx, nrw, irow, m_cw, m_in, m_al, m_sh, m_ai, m_cr, t8_cw, t4_cw, t2_cw, t8_in, t4_in, t2_in,
-            t8_al, t4_al, t2_al, t8_sh, t4_sh, t2_sh, t8_ai, t4_ai, t2_ai, t8_cr, t4_cr, t2_cr, rw, cwrn, inew, sh1,
-            cwm, w34, w34c, w34a, a34, x34, c34, s34, y34, wlt, lek, res, pres, tcr, pcr, ipm, inpl, cwl, idel, izero,
-            neg_h, neg_l, oh_hi, oh_lo, me, mp, mh, ma, ge4, gp4, gh4, ga4, nlm, wv, nwall, wpath, dacc, dce, idfr,
-            iaimd, wm, cin, wo1, chg, xda, t8_da, t4_da, t2_da, dsum, dw18, aw18, d18, a18, dwv, dwi, dwh, dwn, esum,
-            ece, xe, e32, pa, ac, acr, ifl, tainc, s_hi, s_lo, s_hit, oa, aimd, cgtp, cgtv
+            probes, wp, rp, cnt, rdy, accept, pop, ial, xa, ia32, o, o1, pu, elig_h, elig, lim_ok, ab, hm, oh, sel_idx,
+            found, ge, at, ash4, anew, nash, cut, cwc, cwr0, cwrs, xc, cw32, ais, aige, aim, cwi, sss, cws, n_nss, n_h,
+            n_ent, n_pl, n_pend, n_pu, infp, w18, v18, s_pc, s_pa, s_pi, s_ca, s_ci, s_ti, csx, csy, csz, r3, cp,
+            n_total, n_probes, reroute, rec, rec2, lim1, pm, npl, member, mem1, am, bm, sum, up, aup, xs, sum2, frec,
+            rr, rmx, nrw, irow, m_cw, m_in, m_al, m_sh, m_ai, m_cr, t8_cw, t4_cw, t2_cw, t8_in, t4_in, t2_in, t8_al,
+            t4_al, t2_al, t8_sh, t4_sh, t2_sh, t8_ai, t4_ai, t2_ai, t8_cr, t4_cr, t2_cr, rw, cwrn, inew, sh1, cwm, w34,
+            w34c, w34a, a34, x34, c34, s34, y34, wlt, lek, res, pres, tcr, pcr, ipm, inpl, cwl, idel, izero, neg_h,
+            neg_l, oh_hi, oh_lo, me, mp, mh, ma, ge4, gp4, gh4, ga4, nlm, wv, nwall, wpath, dacc, dce, idfr, iaimd, wm,
+            cin, wo1, chg, xda, t8_da, t4_da, t2_da, dsum, dw18, aw18, d18, a18, dwv, dwi, dwh, dwn, esum, ece, xe,
+            e32, pa, ac, acr, ifl, tainc, s_hi, s_lo, s_hit, oa, aimd, cgtp, cgtv
         )
     }
 }
@@ -641,9 +641,10 @@ impl Logic for PathSelectorHw {
     fn update(&mut self) {
         dff_setup!(
             self, clock, q1r, q2r, q3r, q3sum, q3up, q4r, q4aup, q4sum2, q4up, pr, pa, po, rr, ac, acr, ifl, nss,
-            above, planes_up, nlimit, total, probes, wp, rp, cnt, occ, nlm, wv, nwall, wpath, dce, dwv, dwi, dwh, dwn
+            above, planes_up, nlimit, total, probes, wp, rp, cnt, nlm, wv, nwall, wpath, dce, dwv, dwi, dwh, dwn
         );
         self.fifo.clock.next = self.clock.val();
+        self.occ.clock.next = self.clock.val();
         for i in 0..PATHS {
             self.q1a[i].clock.next = self.clock.val();
             self.q1a[i].d.next = self.alpha[i].q.val();
@@ -677,7 +678,7 @@ impl Logic for PathSelectorHw {
         }
 
         // ---------------- input: decode everything that depends on the operation alone ----------
-        self.rdy.next = self.occ.q.val() < self.depth5.val();
+        self.rdy.next = !self.occ.full.val();
         self.in_ready.next = self.rdy.val();
         self.accept.next = self.in_valid.val() && self.rdy.val();
         self.pr.d.next.v = self.accept.val();
@@ -1804,11 +1805,7 @@ impl Logic for PathSelectorHw {
         if !self.q4r.q.val().v && self.pop.val() {
             self.cnt.d.next = self.cnt.q.val() - self.one5.val();
         }
-        if self.accept.val() && !self.pop.val() {
-            self.occ.d.next = self.occ.q.val() + self.one5.val();
-        }
-        if !self.accept.val() && self.pop.val() {
-            self.occ.d.next = self.occ.q.val() - self.one5.val();
-        }
+        self.occ.accept.next = self.accept.val();
+        self.occ.pop.next = self.pop.val();
     }
 }

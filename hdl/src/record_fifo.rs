@@ -11,6 +11,7 @@
 //! straight from their stage X, so a block's latency is what a record register in front of a
 //! bypassed RAM gives, and neither register is built.
 use crate::fifo_bram::{RecordStore, FIFO_BRAM_TRIPS};
+use crate::fifo_occupancy::FifoOccupancy;
 use crate::lutram::kc;
 use rust_hdl::prelude::*;
 
@@ -37,11 +38,10 @@ pub struct RecordFifo<D: Synth> {
     wp: DFF<Bits<4>>,
     rp: DFF<Bits<4>>,
     cnt: DFF<Bits<5>>,
-    occ: DFF<Bits<5>>,
+    occ: FifoOccupancy,
     pop: Signal<Local, Bit>,
     one4: Constant<Bits<4>>,
     one5: Constant<Bits<5>>,
-    depth5: Constant<Bits<5>>,
 }
 
 impl<D: Synth> Default for RecordFifo<D> {
@@ -60,11 +60,10 @@ impl<D: Synth> Default for RecordFifo<D> {
             wp: Default::default(),
             rp: Default::default(),
             cnt: Default::default(),
-            occ: Default::default(),
+            occ: FifoOccupancy::new(RECORD_FIFO_DEPTH),
             pop: Default::default(),
             one4: kc(1),
             one5: kc(1),
-            depth5: kc(RECORD_FIFO_DEPTH as u64),
         }
     }
 }
@@ -74,9 +73,10 @@ impl<D: Synth> Default for RecordFifo<D> {
 impl<D: Synth> Logic for RecordFifo<D> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, wl, wp, rp, cnt, occ);
+        dff_setup!(self, clock, wl, wp, rp, cnt);
+        self.occ.clock.next = self.clock.val();
         self.store.clock.next = self.clock.val();
-        self.room.next = self.occ.q.val() < self.depth5.val();
+        self.room.next = !self.occ.full.val();
         self.store.write_address.next = self.wp.q.val();
         self.store.write_data.next = self.write_data.val();
         self.store.write_enable.next = self.write.val();
@@ -104,11 +104,7 @@ impl<D: Synth> Logic for RecordFifo<D> {
         if !self.wl.q.val() && self.pop.val() {
             self.cnt.d.next = self.cnt.q.val() - self.one5.val();
         }
-        if self.accept.val() && !self.pop.val() {
-            self.occ.d.next = self.occ.q.val() + self.one5.val();
-        }
-        if !self.accept.val() && self.pop.val() {
-            self.occ.d.next = self.occ.q.val() - self.one5.val();
-        }
+        self.occ.accept.next = self.accept.val();
+        self.occ.pop.next = self.pop.val();
     }
 }

@@ -34,6 +34,7 @@
 //! **E** (cum = base + ones, FIFO).
 
 use crate::fifo_bram::{FifoStore, FIFO_BRAM_TRIPS};
+use crate::fifo_occupancy::FifoOccupancy;
 use crate::lutram::{kc, LutRam};
 use mroce_model::params::{
     ACK_COALESCE, PATHS, PATH_BITS, SACK_INDEX_BITS, SACK_WORDS, SACK_WORD_BITS, SACK_WORD_INDEX_BITS,
@@ -314,7 +315,6 @@ pub struct RxTrackerHw {
     pow: [Constant<Bits<32>>; 6],
     one4: Constant<Bits<4>>,
     one5: Constant<Bits<5>>,
-    depth5: Constant<Bits<5>>,
     st: LutRam<RxState, PB>,
     kram: LutRam<Bits<KB>, PB>,
     bank: [LutRam<Bits<32>, PB>; SACK_WORDS],
@@ -336,7 +336,7 @@ pub struct RxTrackerHw {
     wp: DFF<Bits<4>>,
     rp: DFF<Bits<4>>,
     cnt: DFF<Bits<5>>,
-    occ: DFF<Bits<5>>,
+    occ: FifoOccupancy,
     // stage P / input
     accept: Signal<Local, Bit>,
     rdy: Signal<Local, Bit>,
@@ -486,7 +486,6 @@ impl Default for RxTrackerHw {
             pow: core::array::from_fn(|i| kc(1 << i)),
             one4: kc(1),
             one5: kc(1),
-            depth5: kc(RX_FIFO_DEPTH as u64),
             st: Default::default(),
             kram: Default::default(),
             bank: Default::default(),
@@ -508,7 +507,7 @@ impl Default for RxTrackerHw {
             wp: Default::default(),
             rp: Default::default(),
             cnt: Default::default(),
-            occ: Default::default(),
+            occ: FifoOccupancy::new(RX_FIFO_DEPTH),
             accept: Default::default(),
             rdy: Default::default(),
             pdiff: Default::default(),
@@ -588,7 +587,8 @@ impl Default for RxTrackerHw {
 impl Logic for RxTrackerHw {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, chw, r2, pr, p2, q1, x1, ar, rr, cr, dr, wp, rp, cnt, occ);
+        dff_setup!(self, clock, chw, r2, pr, p2, q1, x1, ar, rr, cr, dr, wp, rp, cnt);
+        self.occ.clock.next = self.clock.val();
         self.st.clock.next = self.clock.val();
         self.kram.clock.next = self.clock.val();
         self.fifo.clock.next = self.clock.val();
@@ -601,7 +601,7 @@ impl Logic for RxTrackerHw {
         }
 
         // ---------------- input and stage P ----------------
-        self.rdy.next = (self.occ.q.val() < self.depth5.val())
+        self.rdy.next = !self.occ.full.val()
             && !(self.pr.q.val().v && (self.pr.q.val().op == self.op_reset.val()))
             && !(self.p2.q.val().v && (self.p2.q.val().op == self.op_reset.val()))
             && !(self.ar.q.val().v && (self.ar.q.val().op == self.op_reset.val()))
@@ -1114,11 +1114,7 @@ impl Logic for RxTrackerHw {
         if !self.dr.q.val().v && self.pop.val() {
             self.cnt.d.next = self.cnt.q.val() - self.one5.val();
         }
-        if self.accept.val() && !self.pop.val() {
-            self.occ.d.next = self.occ.q.val() + self.one5.val();
-        }
-        if !self.accept.val() && self.pop.val() {
-            self.occ.d.next = self.occ.q.val() - self.one5.val();
-        }
+        self.occ.accept.next = self.accept.val();
+        self.occ.pop.next = self.pop.val();
     }
 }

@@ -46,6 +46,7 @@
 //! per path (16 x 8 by default, 8 x 4 with `config-reduced`, 4 x 2 with `config-small`).
 
 use crate::fifo_bram::{FifoStore, FIFO_BRAM_TRIPS};
+use crate::fifo_occupancy::FifoOccupancy;
 use crate::lutram::{kc, LutRam};
 use mroce_model::params::{
     PATHS, PATH_BITS, RTO_MAX_BACKOFF, SACK_INDEX_BITS, SACK_WORDS, SACK_WORD_BITS, SACK_WORD_INDEX_BITS,
@@ -293,7 +294,7 @@ pub struct TxScoreboardHw {
     wp: DFF<Bits<4>>,
     rp: DFF<Bits<4>>,
     cnt: DFF<Bits<5>>,
-    occ: DFF<Bits<5>>,
+    occ: FifoOccupancy,
     // constants (named for the default configuration's widths, which are the Verilog
     // localparams' names; z8 / one8 are ring-word masks, k3 ring-word indices, one16 a path mask)
     c1: Constant<Bits<32>>,
@@ -315,7 +316,6 @@ pub struct TxScoreboardHw {
     one16: Constant<Bits<PATHS>>,
     one4: Constant<Bits<4>>,
     one5: Constant<Bits<5>>,
-    depth5: Constant<Bits<5>>,
     k3: [Constant<Bits<WIB>>; SACK_WORDS],
     op_send: Constant<Bits<3>>,
     op_ack: Constant<Bits<3>>,
@@ -474,7 +474,7 @@ impl Default for TxScoreboardHw {
                     one16: kc(1),
                     one4: kc(1),
                     one5: kc(1),
-                    depth5: kc(TX_FIFO_DEPTH as u64),
+                    occ: FifoOccupancy::new(TX_FIFO_DEPTH),
                     k3: core::array::from_fn(|i| kc(i as u64)),
                     op_send: kc(TX_OP_SEND),
                     op_ack: kc(TX_OP_ACK_WORD),
@@ -514,7 +514,6 @@ impl Default for TxScoreboardHw {
             wp,
             rp,
             cnt,
-            occ,
             rdy,
             accept,
             pop,
@@ -646,7 +645,8 @@ impl Default for TxScoreboardHw {
 impl Logic for TxScoreboardHw {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, pr, p2, q1, ar, rr, r2, room, wp, rp, cnt, occ);
+        dff_setup!(self, clock, pr, p2, q1, ar, rr, r2, room, wp, rp, cnt);
+        self.occ.clock.next = self.clock.val();
         self.st.clock.next = self.clock.val();
         self.fifo.clock.next = self.clock.val();
         for i in 0..SACK_WORDS {
@@ -658,7 +658,7 @@ impl Logic for TxScoreboardHw {
         self.in_ser.next = (self.in_op.val() == self.op_timer.val())
             || (self.in_op.val() == self.op_clear.val())
             || (self.in_op.val() == self.op_reset.val());
-        self.rdy.next = (self.occ.q.val() < self.depth5.val())
+        self.rdy.next = !self.occ.full.val()
             && !(self.pr.q.val().v && self.pr.q.val().ser)
             && !(self.p2.q.val().v && self.p2.q.val().ser)
             && !(self.ar.q.val().v && self.ar.q.val().is_ser)
@@ -1384,11 +1384,7 @@ impl Logic for TxScoreboardHw {
         if !self.r2.q.val().v && self.pop.val() {
             self.cnt.d.next = self.cnt.q.val() - self.one5.val();
         }
-        if self.accept.val() && !self.pop.val() {
-            self.occ.d.next = self.occ.q.val() + self.one5.val();
-        }
-        if !self.accept.val() && self.pop.val() {
-            self.occ.d.next = self.occ.q.val() - self.one5.val();
-        }
+        self.occ.accept.next = self.accept.val();
+        self.occ.pop.next = self.pop.val();
     }
 }

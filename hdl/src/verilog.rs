@@ -187,13 +187,14 @@ pub fn generate<B: Block>(block: &mut B, name: &str, description: &str) -> Strin
 }
 
 /// True when `expr` reads only registers (`x$q`, the outputs of rust-hdl's flip-flop
-/// sub-modules), parameters of the module and literals.
-fn reads_only_registers(expr: &str, params: &[&str]) -> bool {
+/// sub-modules, or `x$y` where `registered` says sub-module `x`'s output `y` is one),
+/// parameters of the module and literals.
+fn reads_only_registers(expr: &str, params: &[&str], registered: &dyn Fn(&str) -> bool) -> bool {
     let mut ok = true;
     let mut ident = String::new();
     let mut in_literal = false;
     let flush = |ident: &mut String, ok: &mut bool| {
-        if !ident.is_empty() && !ident.ends_with("$q") && !params.contains(&ident.as_str()) {
+        if !ident.is_empty() && !ident.ends_with("$q") && !params.contains(&ident.as_str()) && !registered(ident) {
             *ok = false;
         }
         ident.clear();
@@ -223,6 +224,28 @@ fn reads_only_registers(expr: &str, params: &[&str]) -> bool {
 /// by re-evaluating the whole block: the hoisted form is the same logic without the false loop.
 fn hoist_register_outputs(v: &str) -> String {
     let lines: Vec<&str> = v.lines().collect();
+    // "module$port" for every output a module copies straight from one of its registers
+    // (e.g. `fifo_occupancy`'s `full`): its parent may read it as a register
+    let mut registered_outputs: Vec<String> = vec![];
+    let mut module = "";
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(rest) = l.strip_prefix("module ") {
+            module = rest.split('(').next().unwrap_or("");
+        }
+        if let Some(port) = l.trim().strip_prefix("output reg  ").and_then(|p| p.strip_suffix(';')) {
+            let writes: Vec<&str> = lines[i..]
+                .iter()
+                .take_while(|m| !m.starts_with("endmodule"))
+                .filter_map(|m| m.trim().strip_prefix(&format!("{port} = ")))
+                .collect();
+            if let [w] = writes.as_slice() {
+                let src = w.trim_end_matches(';');
+                if src.ends_with("$q") && !src.contains([' ', '[', '(']) {
+                    registered_outputs.push(format!("{module}${port}"));
+                }
+            }
+        }
+    }
     let mut out: Vec<String> = Vec::with_capacity(lines.len() + 8);
     let mut start = 0;
     while start < lines.len() {
@@ -231,6 +254,12 @@ fn hoist_register_outputs(v: &str) -> String {
             .find(|&i| lines[i].starts_with("endmodule"))
             .unwrap_or(lines.len() - 1);
         let m = &lines[start..=end];
+        let this = m
+            .iter()
+            .find_map(|l| l.strip_prefix("module "))
+            .and_then(|r| r.split('(').next())
+            .unwrap_or("");
+        let registered = |ident: &str| registered_outputs.contains(&format!("{this}${ident}"));
         let params: Vec<&str> = m
             .iter()
             .filter_map(|l| l.trim().strip_prefix("localparam"))
@@ -260,10 +289,10 @@ fn hoist_register_outputs(v: &str) -> String {
                         .trim_start_matches(&format!("{rhs} = "))
                         .trim_end_matches(';'),
                 ),
-                _ if reads_only_registers(rhs, &params) => Some(rhs),
+                _ if reads_only_registers(rhs, &params, &registered) => Some(rhs),
                 _ => None,
             };
-            if let Some(expr) = expr.filter(|e| reads_only_registers(e, &params)) {
+            if let Some(expr) = expr.filter(|e| reads_only_registers(e, &params, &registered)) {
                 drop[*w] = true;
                 retype.push((d, format!("    output wire {name};")));
                 assigns.push(format!("    assign {name} = {expr};"));
