@@ -322,6 +322,7 @@ pub struct PathSelectorHw {
     z2: Constant<Bits<2>>,
     z3: Constant<Bits<3>>,
     one16: Constant<Bits<16>>,
+    two16: Constant<Bits<16>>,
     one18: Constant<Bits<18>>,
     one34: Constant<Bits<34>>,
     /// 1, 2, 3 (two-bit shift digits)
@@ -381,6 +382,12 @@ pub struct PathSelectorHw {
     inpl: Signal<Local, Bits<4>>,
     xa: Signal<Local, Wide32>,
     ia32: Signal<Local, Bits<32>>,
+    xb: Signal<Local, Wide32>,
+    ib32: Signal<Local, Bits<32>>,
+    s32: Signal<Local, Bits<32>>,
+    /// -(a + b) as a carry-save pair: sum and carry of ~a + ~b + 2
+    ncs_s: Signal<Local, Bits<16>>,
+    ncs_c: Signal<Local, Bits<16>>,
     // locals: selection
     o: Signal<Local, SelOp>,
     /// The operation in the read stage (`pr`).
@@ -569,6 +576,7 @@ impl Default for PathSelectorHw {
                     z2: kc(0),
                     z3: kc(0),
                     one16: kc(1),
+                    two16: kc(2),
                     one18: kc(1),
                     one34: kc(1),
                     k2: core::array::from_fn(|i| kc(i as u64 + 1)),
@@ -619,16 +627,16 @@ impl Default for PathSelectorHw {
             clock, in_valid, in_ready, in_op, in_path, in_room, in_a, in_b, in_c, in_flag, out_valid, out_ready, out,
             fifo, q1r, q2r, q3r, q3sum, q3up, q4r, q4aup, q4sum2, q4up, q1a, q2s, q2c, pr, po, health, plane, entropy,
             cwnd, inflight, alpha, ash, ai_acc, cwr_left, nss, pending, pend_ent, eh, above, planes_up, nlimit, total,
-            probes, wp, rp, cnt, rdy, accept, pop, ial, xa, ia32, o, o1, pu, elig_h, elig, lim_ok, ab, hm, oh, sel_idx,
-            found, ge, at, ash4, anew, nash, cut, cwc, cwr0, cwrs, xc, cw32, ais, aige, aim, cwi, sss, cws, n_nss, n_h,
-            n_ent, n_pl, n_pend, n_pu, infp, w18, v18, s_pc, s_pa, s_pi, s_ca, s_ci, s_ti, csx, csy, csz, r3, cp,
-            n_total, n_probes, reroute, rec, rec2, lim1, pm, npl, member, mem1, am, bm, sum, up, aup, xs, sum2, frec,
-            rr, rmx, nrw, irow, m_cw, m_in, m_al, m_sh, m_ai, m_cr, t8_cw, t4_cw, t2_cw, t8_in, t4_in, t2_in, t8_al,
-            t4_al, t2_al, t8_sh, t4_sh, t2_sh, t8_ai, t4_ai, t2_ai, t8_cr, t4_cr, t2_cr, rw, cwrn, inew, sh1, cwm, w34,
-            w34c, w34a, a34, x34, c34, s34, y34, wlt, lek, res, pres, tcr, pcr, ipm, inpl, cwl, idel, izero, neg_h,
-            neg_l, oh_hi, oh_lo, me, mp, mh, ma, ge4, gp4, gh4, ga4, nlm, wv, nwall, wpath, dacc, dce, idfr, iaimd, wm,
-            cin, wo1, chg, xda, t8_da, t4_da, t2_da, dsum, dw18, aw18, d18, a18, dwv, dwi, dwh, dwn, esum, ece, xe,
-            e32, pa, ac, acr, ifl, tainc, s_hi, s_lo, s_hit, oa, aimd, cgtp, cgtv
+            probes, wp, rp, cnt, rdy, accept, pop, ial, xa, ia32, xb, ib32, s32, ncs_s, ncs_c, o, o1, pu, elig_h, elig,
+            lim_ok, ab, hm, oh, sel_idx, found, ge, at, ash4, anew, nash, cut, cwc, cwr0, cwrs, xc, cw32, ais, aige,
+            aim, cwi, sss, cws, n_nss, n_h, n_ent, n_pl, n_pend, n_pu, infp, w18, v18, s_pc, s_pa, s_pi, s_ca, s_ci,
+            s_ti, csx, csy, csz, r3, cp, n_total, n_probes, reroute, rec, rec2, lim1, pm, npl, member, mem1, am, bm,
+            sum, up, aup, xs, sum2, frec, rr, rmx, nrw, irow, m_cw, m_in, m_al, m_sh, m_ai, m_cr, t8_cw, t4_cw, t2_cw,
+            t8_in, t4_in, t2_in, t8_al, t4_al, t2_al, t8_sh, t4_sh, t2_sh, t8_ai, t4_ai, t2_ai, t8_cr, t4_cr, t2_cr,
+            rw, cwrn, inew, sh1, cwm, w34, w34c, w34a, a34, x34, c34, s34, y34, wlt, lek, res, pres, tcr, pcr, ipm,
+            inpl, cwl, idel, izero, neg_h, neg_l, oh_hi, oh_lo, me, mp, mh, ma, ge4, gp4, gh4, ga4, nlm, wv, nwall,
+            wpath, dacc, dce, idfr, iaimd, wm, cin, wo1, chg, xda, t8_da, t4_da, t2_da, dsum, dw18, aw18, d18, a18,
+            dwv, dwi, dwh, dwn, esum, ece, xe, e32, pa, ac, acr, ifl, tainc, s_hi, s_lo, s_hit, oa, aimd, cgtp, cgtv
         )
     }
 }
@@ -693,21 +701,35 @@ impl Logic for PathSelectorHw {
         self.pr.d.next.low = self.zp.val();
         if self.accept.val() {
             self.pr.d.next.hit = self.onep.val() << self.in_path.val();
-            self.pr.d.next.low = (self.onep.val() << self.in_path.val()) - self.onep.val();
+            // the paths below in_path: (1 << p) - 1 without a carry chain
+            self.pr.d.next.low = !(self.onesp.val() << self.in_path.val());
         }
-        self.ial.next = self.in_a.val() + self.in_b.val();
-        if self.ial.val() < self.in_a.val() {
-            self.ial.next = self.ones16.val();
-        }
-        self.pr.d.next.al = self.ial.val();
-        self.pr.d.next.nal = !self.ial.val() + self.one16.val();
+        // al = min(a + b, 65535) and nal = -al, each one carry chain from the inputs (the
+        // CSR command's input multiplexer sits in front of them): the overflow is the 17-bit
+        // sum's carry, and -(a + b) = ~a + ~b + 2, a carry-save layer and one chain
         self.xa.next.lo = self.in_a.val();
         self.xa.next.hi = self.z16.val();
         self.ia32.next = self.xa.val().into();
+        self.xb.next.lo = self.in_b.val();
+        self.xb.next.hi = self.z16.val();
+        self.ib32.next = self.xb.val().into();
+        self.s32.next = self.ia32.val() + self.ib32.val();
+        self.ncs_s.next = !self.in_a.val() ^ !self.in_b.val() ^ self.two16.val();
+        self.ncs_c.next = ((!self.in_a.val() & !self.in_b.val())
+            | (!self.in_a.val() & self.two16.val())
+            | (!self.in_b.val() & self.two16.val()))
+            << self.one16.val();
+        self.ial.next = self.s32.val().get_bits::<16>(0);
+        self.pr.d.next.nal = self.ncs_s.val() + self.ncs_c.val();
+        if self.s32.val().get_bit(16) {
+            self.ial.next = self.ones16.val();
+            self.pr.d.next.nal = self.one16.val();
+        }
+        self.pr.d.next.al = self.ial.val();
         self.pr.d.next.a8 = self.ia32.val() << self.c8w.val();
         self.pr.d.next.a_nz = self.in_a.val().any();
         // new(paths = a, planes = b): planes clamped to 1..=8, path p on plane p % planes
-        self.ipm.next = (self.onep.val() << self.in_a.val().get_bits::<PB>(0)) - self.onep.val();
+        self.ipm.next = !(self.onesp.val() << self.in_a.val().get_bits::<PB>(0));
         if self.in_a.val().get_bits::<8>(0) >= self.c_paths.val() {
             self.ipm.next = self.onesp.val();
         }
