@@ -642,18 +642,22 @@ impl Logic for RxTrackerHw {
         self.p2.d.next.fwd = self.ar.q.val().v && (self.ar.q.val().path == self.pr.q.val().path);
         self.p2.d.next.fwd2 = self.rr.q.val().v && (self.rr.q.val().path == self.pr.q.val().path);
         self.p2.d.next.same = self.p2.q.val().v && (self.p2.q.val().path == self.pr.q.val().path);
+        // the row the op now in R wrote, when it is on this path: that op is in R2 when this
+        // one reaches A2, so its forwarding is decided here, off A2's multiplexer (whose select
+        // fanned out to every bit of the row: seed 3's critical path, 4.6 ns of routing)
         self.q1.d.next = self.st.read_data.val();
+        if self.rr.q.val().v && (self.rr.q.val().path == self.pr.q.val().path) {
+            self.q1.d.next = self.rr.q.val().ns;
+        }
         self.x1.d.next = self.xw.val();
 
         // ---------------- stage A2: forward the op in R, precompute both outcomes of the op in B ----
         // The row read in A1 misses the writes of the two ops ahead (in A2 and B then): the one
-        // now in R is forwarded exactly, the one now in B is resolved in B.
+        // now in R is forwarded exactly, the one now in B is resolved in B. (The one now in R2
+        // is in q1 already.)
         self.rns.next = self.rr.q.val().ns;
         self.r2ns.next = self.r2.q.val().ns;
         self.q.next = self.q1.q.val();
-        if self.p2.q.val().fwd2 {
-            self.q.next = self.r2ns.val();
-        }
         if self.p2.q.val().fwd {
             self.q.next = self.rns.val();
         }
