@@ -3,7 +3,8 @@
 //   "MROCE BIST PASS dlv=00001000 snt=0000108E rtx=0000008E drp=0000002D dup=0000005F err=00000000\r\n"
 // ("FAIL" instead of "PASS" when the test failed; "RUN " lines every REPEAT_CLKS while it runs).
 module mroce_uart_report #(
-    // clocks per UART bit (clock / baud rate: 25 MHz / 115200 = 217)
+    // clocks per UART bit (clock / baud rate: 25 MHz / 115200 = 217); at least 3, since a
+    // character reaches `ch` two clocks after its index moves
     parameter CLKS_PER_BIT = 217,
     // clocks between two reports
     parameter REPEAT_CLKS = 1 << 26,
@@ -75,8 +76,15 @@ module mroce_uart_report #(
     reg [CB-1:0] f [0:5];
     reg [1:0] verdict;
     reg [6:0] idx;  // character being sent
-    always @(posedge clock) rom <= chars[{verdict, idx}];
-    wire [7:0] ch = rom == DIGIT || rom == LAST ? hex(f[0][CB-1:CB-4]) : rom;
+    // rom_q: the block RAM's word registered once more, two clocks behind idx (a character's
+    // first data bit is sent a bit time after idx moves): a block RAM's output arrives 5.6 ns
+    // after the clock, and through the digit logic into tx it was the ULX3S's critical path
+    reg [7:0] rom_q;
+    always @(posedge clock) begin
+        rom <= chars[{verdict, idx}];
+        rom_q <= rom;
+    end
+    wire [7:0] ch = rom_q == DIGIT || rom_q == LAST ? hex(f[0][CB-1:CB-4]) : rom_q;
 
     reg busy;
     reg [3:0] bitn;  // 0 start, 1..8 data, 9 stop
@@ -107,9 +115,9 @@ module mroce_uart_report #(
                     if (idx == LEN - 1) busy <= 1'b0;
                     else idx <= idx + 1;
                     // after a digit: the next one, or the next field
-                    if (rom == LAST) begin
+                    if (rom_q == LAST) begin
                         f[0] <= f[1]; f[1] <= f[2]; f[2] <= f[3]; f[3] <= f[4]; f[4] <= f[5];
-                    end else if (rom == DIGIT) f[0] <= {f[0][CB-5:0], 4'b0};
+                    end else if (rom_q == DIGIT) f[0] <= {f[0][CB-5:0], 4'b0};
                 end else bitn <= bitn + 1;
             end else div <= div + 1'b1;
         end
