@@ -51,9 +51,12 @@ module mroce_soc(clock,cpu_resetn,cmd_hold,room_from_stream,load_we,load_addr,lo
     wire [31:0] mem_addr, mem_wdata;
     wire [3:0] mem_wstrb;
     reg [31:0] mem_rdata;
+    // TWO_CYCLE_COMPARE / TWO_CYCLE_ALU: a register behind the ALU and its compare (a clock
+    // more per ALU operation and branch); without them the branch compare into the fetch logic
+    // was the ULX3S's critical path (77.2 MHz)
     picorv32 #(.COMPRESSED_ISA(1), .ENABLE_MUL(1), .ENABLE_DIV(1), .PROGADDR_RESET(32'h0),
                .STACKADDR(`MROCE_RAM_BYTES), .ENABLE_COUNTERS(1), .CATCH_MISALIGN(1),
-               .CATCH_ILLINSN(1), .ENABLE_IRQ(0))
+               .CATCH_ILLINSN(1), .ENABLE_IRQ(0), .TWO_CYCLE_COMPARE(1), .TWO_CYCLE_ALU(1))
       cpu (.clk(clock), .resetn(cpu_resetn), .trap(trap), .mem_valid(mem_valid),
            .mem_instr(mem_instr), .mem_ready(mem_ready), .mem_addr(mem_addr),
            .mem_wdata(mem_wdata), .mem_wstrb(mem_wstrb), .mem_rdata(mem_rdata), .irq({28'b0, irq, 3'b0}),
