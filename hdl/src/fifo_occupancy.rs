@@ -1,14 +1,14 @@
 //! `fifo_occupancy`: how many operations a block has accepted and not yet delivered, against
-//! the depth of its output FIFO; the block's `in_ready` is `!full`.
+//! the depth of its output FIFO; the block's `in_ready` is `room`.
 //!
-//! `full` is a register of its own, decided a clock early from the count and that clock's
+//! `room` is a register of its own (inverted), decided a clock early from the count and that clock's
 //! accept and pop, so `in_ready` leaves a flip-flop instead of a compare behind the counter.
 //! The compare's carry chain started `transport_core`'s critical path on one placement seed
 //! (scoreboard count → `in_ready` → acceptance → a CSR path counter's enable).
 use crate::lutram::kc;
 use rust_hdl::prelude::*;
 
-/// The count and the full flag of one output FIFO.
+/// The count and the room flag of one output FIFO.
 #[derive(LogicBlock)]
 pub struct FifoOccupancy {
     pub clock: Signal<In, Clock>,
@@ -16,8 +16,8 @@ pub struct FifoOccupancy {
     pub accept: Signal<In, Bit>,
     /// The block's FIFO delivers a record at this clock edge.
     pub pop: Signal<In, Bit>,
-    /// The bound is reached: the block must not accept.
-    pub full: Signal<Out, Bit>,
+    /// The bound is not reached: the block may accept.
+    pub room: Signal<Out, Bit>,
     /// Accepted, undelivered operations.
     occ: DFF<Bits<5>>,
     /// `occ >= depth`, registered.
@@ -35,7 +35,7 @@ impl FifoOccupancy {
             clock: Default::default(),
             accept: Default::default(),
             pop: Default::default(),
-            full: Default::default(),
+            room: Default::default(),
             occ: Default::default(),
             fl: Default::default(),
             one5: kc(1),
@@ -49,7 +49,7 @@ impl Logic for FifoOccupancy {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, occ, fl);
-        self.full.next = self.fl.q.val();
+        self.room.next = !self.fl.q.val();
         self.fl.d.next = self.occ.q.val() >= self.depth5.val();
         if self.accept.val() && !self.pop.val() {
             self.occ.d.next = self.occ.q.val() + self.one5.val();
@@ -74,16 +74,16 @@ mod tests {
         assert!(simulate(u, 100));
     }
 
-    /// `full` equals `count >= depth` after every clock of a random accept/pop stream that
+    /// `room` equals `count < depth` after every clock of a random accept/pop stream that
     /// obeys it (accept only while not full, pop only what is held), through many fills.
     #[test]
-    fn full_is_the_registered_bound() {
+    fn room_is_the_registered_bound() {
         let mut u = FifoOccupancy::new(4);
         u.connect_all();
         simulate(&mut u, 100);
         let (mut count, mut seed, mut fills) = (0u32, 0x2545_F491u32, 0);
         for _ in 0..5_000 {
-            assert_eq!(u.full.val(), count >= 4, "count {count}");
+            assert_eq!(u.room.val(), count < 4, "count {count}");
             seed ^= seed << 13;
             seed ^= seed >> 17;
             seed ^= seed << 5;

@@ -686,7 +686,7 @@ impl Logic for PathSelectorHw {
         }
 
         // ---------------- input: decode everything that depends on the operation alone ----------
-        self.rdy.next = !self.occ.full.val();
+        self.rdy.next = self.occ.room.val();
         self.in_ready.next = self.rdy.val();
         self.accept.next = self.in_valid.val() && self.rdy.val();
         self.pr.d.next.v = self.accept.val();

@@ -76,7 +76,7 @@ impl<D: Synth> Logic for RecordFifo<D> {
         dff_setup!(self, clock, wl, wp, rp, cnt);
         self.occ.clock.next = self.clock.val();
         self.store.clock.next = self.clock.val();
-        self.room.next = !self.occ.full.val();
+        self.room.next = self.occ.room.val();
         self.store.write_address.next = self.wp.q.val();
         self.store.write_data.next = self.write_data.val();
         self.store.write_enable.next = self.write.val();

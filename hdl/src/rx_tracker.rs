@@ -601,7 +601,7 @@ impl Logic for RxTrackerHw {
         }
 
         // ---------------- input and stage P ----------------
-        self.rdy.next = !self.occ.full.val()
+        self.rdy.next = self.occ.room.val()
             && !(self.pr.q.val().v && (self.pr.q.val().op == self.op_reset.val()))
             && !(self.p2.q.val().v && (self.p2.q.val().op == self.op_reset.val()))
             && !(self.ar.q.val().v && (self.ar.q.val().op == self.op_reset.val()))

@@ -658,7 +658,7 @@ impl Logic for TxScoreboardHw {
         self.in_ser.next = (self.in_op.val() == self.op_timer.val())
             || (self.in_op.val() == self.op_clear.val())
             || (self.in_op.val() == self.op_reset.val());
-        self.rdy.next = !self.occ.full.val()
+        self.rdy.next = self.occ.room.val()
             && !(self.pr.q.val().v && self.pr.q.val().ser)
             && !(self.p2.q.val().v && self.p2.q.val().ser)
             && !(self.ar.q.val().v && self.ar.q.val().is_ser)

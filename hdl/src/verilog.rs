@@ -224,8 +224,8 @@ fn reads_only_registers(expr: &str, params: &[&str], registered: &dyn Fn(&str) -
 /// by re-evaluating the whole block: the hoisted form is the same logic without the false loop.
 fn hoist_register_outputs(v: &str) -> String {
     let lines: Vec<&str> = v.lines().collect();
-    // "module$port" for every output a module copies straight from one of its registers
-    // (e.g. `fifo_occupancy`'s `full`): its parent may read it as a register
+    // "module$port" for every output a module copies straight from one of its registers, or
+    // its complement (e.g. `fifo_occupancy`'s `room`): its parent may read it as a register
     let mut registered_outputs: Vec<String> = vec![];
     let mut module = "";
     for (i, l) in lines.iter().enumerate() {
@@ -240,6 +240,7 @@ fn hoist_register_outputs(v: &str) -> String {
                 .collect();
             if let [w] = writes.as_slice() {
                 let src = w.trim_end_matches(';');
+                let src = src.strip_prefix('~').unwrap_or(src);
                 if src.ends_with("$q") && !src.contains([' ', '[', '(']) {
                     registered_outputs.push(format!("{module}${port}"));
                 }
