@@ -259,6 +259,21 @@ pub struct PathSelectorHw {
     /// The packets in flight of the path of the operation in B, as it finds them: read in A
     /// from the registers with B's operation forwarded (its count, or SELECT's charge)
     ifl: DFF<Bits<16>>,
+    /// The packets in flight of the path of the operation entering A: read in the read stage
+    /// with the writes of the edge between forwarded
+    rin: DFF<Bits<16>>,
+    /// B's credit covers its path's packets in flight (`al >= inflight`): decided in A for each
+    /// value `ifl` may take, picked by the same multiplexer, so B's drain and re-roll decisions
+    /// start from a register and not from a compare behind `ifl`
+    geq: DFF<Bit>,
+    /// The sum of `al` of the operations entering A and B (a credit in B that writes the path
+    /// of the one in A leaves `inflight - al_B`; `al_A >= inflight - al_B` is `al_A + al_B >=
+    /// inflight`, one compare of registers)
+    alab: DFF<Bits<18>>,
+    /// `al - 1` and `al - 2` of the operation entering A (18 bits, with the sign), so that A
+    /// tests `al >= m_in + 1` and `al >= m_in + 2` by one carry chain each
+    alm1: DFF<Bits<18>>,
+    alm2: DFF<Bits<18>>,
     health: [DFF<Bits<2>>; PATHS],
     plane: [DFF<Bits<3>>; PATHS],
     entropy: [DFF<Bits<16>>; PATHS],
@@ -285,6 +300,14 @@ pub struct PathSelectorHw {
     /// The window mask the next SELECT tests, inverted (power-up 0: every window open, as after
     /// INIT): recorded by each operation from the registers before it, with its own charge
     nlm: DFF<Bits<PATHS>>,
+    /// The windows the last operation's SELECT charge would close (`!wo1`): the SELECT's own
+    /// term of the mask, `sch & nwo`, is applied where the mask is read, so the choice, the
+    /// deepest signal of B, only goes to registers
+    nwo: DFF<Bits<PATHS>>,
+    /// SELECT's charge, applied a clock later (bit p: the path it chose), so that the choice,
+    /// the deepest signal of stage B, drives one register per path and not sixteen; every reader
+    /// of `inflight` adds it (the window tests, stage A's row, REQUEST_REROLL's drain test)
+    sch: DFF<Bits<PATHS>>,
     /// The last accepted operation wrote the window state of path `wpath` (an AIMD credit,
     /// SET_HEALTH, REQUEST_REROLL), or of every path (`nwall` low: INIT; power-up is its state)
     wv: DFF<Bit>,
@@ -323,6 +346,9 @@ pub struct PathSelectorHw {
     z3: Constant<Bits<3>>,
     one16: Constant<Bits<16>>,
     two16: Constant<Bits<16>>,
+    one8: Constant<Bits<8>>,
+    two8: Constant<Bits<8>>,
+    k18: [Constant<Bits<18>>; 3],
     one18: Constant<Bits<18>>,
     one34: Constant<Bits<34>>,
     /// 1, 2, 3 (two-bit shift digits)
@@ -419,8 +445,24 @@ pub struct PathSelectorHw {
     idfr: Signal<Local, Bit>,
     iaimd: Signal<Local, Bit>,
     wm: Signal<Local, Bits<PATHS>>,
-    cin: [Signal<Local, Bits<16>>; PATHS],
+    ch1: [Signal<Local, Bits<8>>; PATHS],
+    ch2: [Signal<Local, Bits<8>>; PATHS],
     wo1: Signal<Local, Bits<PATHS>>,
+    wlt2: [Signal<Local, Bit>; PATHS],
+    nlmn: Signal<Local, Bits<PATHS>>,
+    wlt1: [Signal<Local, Bit>; PATHS],
+    tainc2: Signal<Local, Bits<16>>,
+    /// Stage A's drain tests: `oa.al - m_in` (18 bits, with its sign) and each candidate's result
+    gw: [Signal<Local, Wide18>; 4],
+    gv: [Signal<Local, Bits<18>>; 4],
+    gd: Signal<Local, Bits<18>>,
+    gd1: Signal<Local, Bits<18>>,
+    gd2: Signal<Local, Bits<18>>,
+    g_m: Signal<Local, Bit>,
+    g_t: Signal<Local, Bit>,
+    g_t2: Signal<Local, Bit>,
+    g_i: Signal<Local, Bit>,
+    m_pc: Signal<Local, Bit>,
     chg: Signal<Local, Bits<PATHS>>,
     xda: Signal<Local, Bits<16>>,
     t8_da: [Signal<Local, Bits<16>>; PATHS / 2],
@@ -459,6 +501,7 @@ pub struct PathSelectorHw {
     t2_cr: [Signal<Local, Bits<16>>; PATHS / 8],
     m_cw: Signal<Local, Bits<16>>,
     m_in: Signal<Local, Bits<16>>,
+    r_in: Signal<Local, Bits<16>>,
     m_al: Signal<Local, Bits<16>>,
     m_sh: Signal<Local, Bits<4>>,
     m_ai: Signal<Local, Bits<32>>,
@@ -577,6 +620,9 @@ impl Default for PathSelectorHw {
                     z3: kc(0),
                     one16: kc(1),
                     two16: kc(2),
+                    one8: kc(1),
+                    two8: kc(2),
+                    k18: core::array::from_fn(|i| kc(i as u64)),
                     one18: kc(1),
                     one34: kc(1),
                     k2: core::array::from_fn(|i| kc(i as u64 + 1)),
@@ -631,12 +677,14 @@ impl Default for PathSelectorHw {
             lim_ok, ab, hm, oh, sel_idx, found, ge, at, ash4, anew, nash, cut, cwc, cwr0, cwrs, xc, cw32, ais, aige,
             aim, cwi, sss, cws, n_nss, n_h, n_ent, n_pl, n_pend, n_pu, infp, w18, v18, s_pc, s_pa, s_pi, s_ca, s_ci,
             s_ti, csx, csy, csz, r3, cp, n_total, n_probes, reroute, rec, rec2, lim1, pm, npl, member, mem1, am, bm,
-            sum, up, aup, xs, sum2, frec, rr, rmx, nrw, irow, m_cw, m_in, m_al, m_sh, m_ai, m_cr, t8_cw, t4_cw, t2_cw,
-            t8_in, t4_in, t2_in, t8_al, t4_al, t2_al, t8_sh, t4_sh, t2_sh, t8_ai, t4_ai, t2_ai, t8_cr, t4_cr, t2_cr,
-            rw, cwrn, inew, sh1, cwm, w34, w34c, w34a, a34, x34, c34, s34, y34, wlt, lek, res, pres, tcr, pcr, ipm,
-            inpl, cwl, idel, izero, neg_h, neg_l, oh_hi, oh_lo, me, mp, mh, ma, ge4, gp4, gh4, ga4, nlm, wv, nwall,
-            wpath, dacc, dce, idfr, iaimd, wm, cin, wo1, chg, xda, t8_da, t4_da, t2_da, dsum, dw18, aw18, d18, a18,
-            dwv, dwi, dwh, dwn, esum, ece, xe, e32, pa, ac, acr, ifl, tainc, s_hi, s_lo, s_hit, oa, aimd, cgtp, cgtv
+            sum, up, aup, xs, sum2, frec, rr, rmx, nrw, irow, m_cw, m_in, r_in, rin, m_al, m_sh, m_ai, m_cr, t8_cw,
+            t4_cw, t2_cw, t8_in, t4_in, t2_in, t8_al, t4_al, t2_al, t8_sh, t4_sh, t2_sh, t8_ai, t4_ai, t2_ai, t8_cr,
+            t4_cr, t2_cr, rw, cwrn, inew, sh1, cwm, w34, w34c, w34a, a34, x34, c34, s34, y34, wlt, lek, res, pres, tcr,
+            pcr, ipm, inpl, cwl, idel, izero, neg_h, neg_l, oh_hi, oh_lo, me, mp, mh, ma, ge4, gp4, gh4, ga4, nlm, wv,
+            nwall, wpath, dacc, dce, idfr, iaimd, wm, wo1, ch1, ch2, wlt2, nlmn, nwo, wlt1, tainc2, geq, alab, alm1,
+            alm2, gw, gv, gd, gd1, gd2, g_m, g_t, g_t2, g_i, m_pc, sch, chg, xda, t8_da, t4_da, t2_da, dsum, dw18,
+            aw18, d18, a18, dwv, dwi, dwh, dwn, esum, ece, xe, e32, pa, ac, acr, ifl, tainc, s_hi, s_lo, s_hit, oa,
+            aimd, cgtp, cgtv
         )
     }
 }
@@ -649,7 +697,8 @@ impl Logic for PathSelectorHw {
     fn update(&mut self) {
         dff_setup!(
             self, clock, q1r, q2r, q3r, q3sum, q3up, q4r, q4aup, q4sum2, q4up, pr, pa, po, rr, ac, acr, ifl, nss,
-            above, planes_up, nlimit, total, probes, wp, rp, cnt, nlm, wv, nwall, wpath, dce, dwv, dwi, dwh, dwn
+            above, planes_up, nlimit, total, probes, wp, rp, cnt, rin, nlm, nwo, sch, geq, alab, alm1, alm2, wv, nwall,
+            wpath, dce, dwv, dwi, dwh, dwn
         );
         self.fifo.clock.next = self.clock.val();
         self.occ.clock.next = self.clock.val();
@@ -901,28 +950,48 @@ impl Logic for PathSelectorHw {
             if self.health[i].q.val() == self.h_suspect.val() {
                 self.cwl[i].next = self.c_min.val();
             }
+            // the tests with 0, 1 and 2 more packets in flight: the last SELECT's charge
+            // (`sch`) lands at this edge, so its path counts one more; a charge this operation
+            // makes that closes the window is seen by the next SELECT at once. inflight + k <
+            // (cwl >> 8) + (low byte nonzero) is inflight < that - k: the thresholds come from the
+            // window register alone, so the inflight side is one compare
+            self.ch1[i].next = self.cwl[i].val().get_bits::<8>(8) - self.one8.val();
+            self.ch2[i].next = self.cwl[i].val().get_bits::<8>(8) - self.two8.val();
             self.wlt[i].next = !self.inflight[i].q.val().get_bits::<8>(8).any()
                 && ((self.inflight[i].q.val().get_bits::<8>(0) < self.cwl[i].val().get_bits::<8>(8))
                     || ((self.inflight[i].q.val().get_bits::<8>(0) == self.cwl[i].val().get_bits::<8>(8))
                         && self.cwl[i].val().get_bits::<8>(0).any()));
-            if self.wlt[i].val() {
-                self.wm.next = self.wm.val() | self.oh16[i].val();
-            }
-            // the same test with one more packet in flight (saturating): a charge that closes
-            // the window is seen by the next SELECT at once
-            self.cin[i].next = self.inflight[i].q.val();
-            if !self.inflight[i].q.val().all() {
-                self.cin[i].next = self.inflight[i].q.val() + self.one16.val();
-            }
-            if !self.cin[i].val().get_bits::<8>(8).any()
-                && ((self.cin[i].val().get_bits::<8>(0) < self.cwl[i].val().get_bits::<8>(8))
-                    || ((self.cin[i].val().get_bits::<8>(0) == self.cwl[i].val().get_bits::<8>(8))
-                        && self.cwl[i].val().get_bits::<8>(0).any()))
-            {
-                self.wo1.next = self.wo1.val() | self.oh16[i].val();
+            self.wlt1[i].next = self.cwl[i].val().get_bits::<8>(8).any()
+                && !self.inflight[i].q.val().get_bits::<8>(8).any()
+                && ((self.inflight[i].q.val().get_bits::<8>(0) < self.ch1[i].val())
+                    || ((self.inflight[i].q.val().get_bits::<8>(0) == self.ch1[i].val())
+                        && self.cwl[i].val().get_bits::<8>(0).any()));
+            self.wlt2[i].next = self.cwl[i].val().get_bits::<7>(9).any()
+                && !self.inflight[i].q.val().get_bits::<8>(8).any()
+                && ((self.inflight[i].q.val().get_bits::<8>(0) < self.ch2[i].val())
+                    || ((self.inflight[i].q.val().get_bits::<8>(0) == self.ch2[i].val())
+                        && self.cwl[i].val().get_bits::<8>(0).any()));
+            if self.sch.q.val().get_bit(i) {
+                if self.wlt1[i].val() {
+                    self.wm.next = self.wm.val() | self.oh16[i].val();
+                }
+                if self.wlt2[i].val() {
+                    self.wo1.next = self.wo1.val() | self.oh16[i].val();
+                }
+            } else {
+                if self.wlt[i].val() {
+                    self.wm.next = self.wm.val() | self.oh16[i].val();
+                }
+                if self.wlt1[i].val() {
+                    self.wo1.next = self.wo1.val() | self.oh16[i].val();
+                }
             }
             // SELECT tests the windows recorded by the operation before it (SPEC.md §6.3)
-            if self.eh[i].q.val() && self.o.val().room.get_bit(i) && !self.nlm.q.val().get_bit(i) {
+            if self.eh[i].q.val()
+                && self.o.val().room.get_bit(i)
+                && !self.nlm.q.val().get_bit(i)
+                && !(self.sch.q.val().get_bit(i) && self.nwo.q.val().get_bit(i))
+            {
                 self.elig.next = self.elig.val() | self.oh16[i].val();
             }
         }
@@ -1061,47 +1130,23 @@ impl Logic for PathSelectorHw {
         self.ac.d.next.cwi = self.cwi.val();
 
         // ---------------- stage A: the addressed path's packets in flight ----------------
-        // read from the registers (a binary multiplexer tree on the path bits) with the
-        // operation in B forwarded below, so that B reads a register
-        for j in 0..(PATHS / 2) {
-            self.t8_in[j].next = self.inflight[2 * j].q.val();
-            if self.oa.val().path.get_bit(0) {
-                self.t8_in[j].next = self.inflight[2 * j + 1].q.val();
-            }
-        }
-        for j in 0..(PATHS / 4) {
-            self.t4_in[j].next = self.t8_in[2 * j].val();
-            if self.oa.val().path.get_bit(1) {
-                self.t4_in[j].next = self.t8_in[2 * j + 1].val();
-            }
-        }
-        for j in 0..(PATHS / 8) {
-            self.t2_in[j].next = self.t4_in[2 * j].val();
-            if self.oa.val().path.get_bit(2) {
-                self.t2_in[j].next = self.t4_in[2 * j + 1].val();
-            }
-        }
-        for j in 0..IF16 {
-            self.m_in.next = self.t2_in[2 * j].val();
-            if self.oa.val().path.get_bit(3) {
-                self.m_in.next = self.t2_in[2 * j + 1].val();
-            }
-        }
-        for j in 0..IF8 {
-            self.m_in.next = self.t2_in[j].val();
-        }
-        for j in 0..IF4 {
-            self.m_in.next = self.t4_in[j].val();
-        }
+        // read in the read stage (`rin`, below), so that A starts from a register
+        self.m_in.next = self.rin.q.val();
         self.tainc.next = self.m_in.val();
         if !self.m_in.val().all() {
             self.tainc.next = self.m_in.val() + self.one16.val();
         }
+        self.tainc2.next = self.m_in.val() + self.two16.val();
+        if self.m_in.val().get_bits::<15>(1).all() {
+            self.tainc2.next = self.ones16.val();
+        }
+        // the last SELECT's charge, landing at this edge, is this path's (one more in flight)
+        self.m_pc.next = (self.sch.q.val() & self.oa.val().hit).any();
 
         // ---------------- stage B: the addressed path's packets in flight ----------------
         self.infp.next = self.ifl.q.val();
         // credit: done = min(acked + lost, inflight)
-        self.ge.next = self.o.val().al >= self.infp.val();
+        self.ge.next = self.geq.q.val();
         // the addressed path's inflight: inflight + delta (-(acked + lost), +1 or 0, one carry
         // chain) or zero (done >= inflight, clear)
         self.idel.next = self.z16.val();
@@ -1126,9 +1171,58 @@ impl Logic for PathSelectorHw {
         if self.izero.val() {
             self.inew.next = self.z16.val();
         }
+        // ---------------- read stage: the addressed path's packets in flight ----------------
+        // read from the registers (a binary multiplexer tree on the path bits), with the writes
+        // landing at this edge forwarded (B's count, the last SELECT's charge, INIT), so that
+        // A reads a register; A forwards the writes of the next edge (`ifl`)
+        for j in 0..(PATHS / 2) {
+            self.t8_in[j].next = self.inflight[2 * j].q.val();
+            if self.o1.val().path.get_bit(0) {
+                self.t8_in[j].next = self.inflight[2 * j + 1].q.val();
+            }
+        }
+        for j in 0..(PATHS / 4) {
+            self.t4_in[j].next = self.t8_in[2 * j].val();
+            if self.o1.val().path.get_bit(1) {
+                self.t4_in[j].next = self.t8_in[2 * j + 1].val();
+            }
+        }
+        for j in 0..(PATHS / 8) {
+            self.t2_in[j].next = self.t4_in[2 * j].val();
+            if self.o1.val().path.get_bit(2) {
+                self.t2_in[j].next = self.t4_in[2 * j + 1].val();
+            }
+        }
+        for j in 0..IF16 {
+            self.r_in.next = self.t2_in[2 * j].val();
+            if self.o1.val().path.get_bit(3) {
+                self.r_in.next = self.t2_in[2 * j + 1].val();
+            }
+        }
+        for j in 0..IF8 {
+            self.r_in.next = self.t2_in[j].val();
+        }
+        for j in 0..IF4 {
+            self.r_in.next = self.t4_in[j].val();
+        }
+        self.rin.d.next = self.r_in.val();
+        if (self.sch.q.val() & self.o1.val().hit).any() && !self.r_in.val().all() {
+            self.rin.d.next = self.r_in.val() + self.one16.val();
+        }
+        if (self.o.val().is_credit || self.o.val().is_charge || self.o.val().is_probe || self.o.val().is_clear)
+            && (self.o.val().path == self.o1.val().path)
+        {
+            self.rin.d.next = self.inew.val();
+        }
+        if self.o.val().is_init {
+            self.rin.d.next = self.z16.val();
+        }
         // the next operation's count (stage A's): B's count when B writes that path, SELECT's
         // charge of it (the late choice picks between two ready values), zero after INIT
         self.ifl.d.next = self.m_in.val();
+        if self.m_pc.val() {
+            self.ifl.d.next = self.tainc.val();
+        }
         if (self.o.val().is_credit || self.o.val().is_charge || self.o.val().is_probe || self.o.val().is_clear)
             && (self.o.val().path == self.oa.val().path)
         {
@@ -1144,9 +1238,70 @@ impl Logic for PathSelectorHw {
         }
         if self.o.val().is_sel && self.lim_ok.val() && self.s_hit.val() {
             self.ifl.d.next = self.tainc.val();
+            if self.m_pc.val() {
+                self.ifl.d.next = self.tainc2.val();
+            }
         }
         if self.o.val().is_init {
             self.ifl.d.next = self.z16.val();
+        }
+        // the drain test of the next operation, for each value `ifl` takes above: al >= m_in,
+        // >= m_in + 1 and >= m_in + 2 from one difference (saturating as `tainc` does), and
+        // for B's own count, al_A + al_B >= inflight (credit), al_A > inflight (a charge)
+        self.gw[0].next.lo = self.oa.val().al;
+        self.gw[0].next.hi = self.z2.val();
+        self.gw[1].next.lo = self.m_in.val();
+        self.gw[1].next.hi = self.z2.val();
+        self.gw[2].next.lo = self.infp.val();
+        self.gw[2].next.hi = self.z2.val();
+        self.gw[3].next.lo = self.o1.val().al;
+        self.gw[3].next.hi = self.z2.val();
+        for k in 0..4 {
+            self.gv[k].next = self.gw[k].val().into();
+        }
+        // for the next clock, when these two are in B and A
+        self.alab.d.next = self.gv[3].val() + self.gv[0].val();
+        self.alm1.d.next = self.gv[3].val() - self.k18[1].val();
+        self.alm2.d.next = self.gv[3].val() - self.k18[2].val();
+        self.gd.next = self.gv[0].val() - self.gv[1].val();
+        self.gd1.next = self.alm1.q.val() - self.gv[1].val();
+        self.gd2.next = self.alm2.q.val() - self.gv[1].val();
+        self.g_m.next = !self.gd.val().get_bit(17);
+        self.g_t.next = !self.gd1.val().get_bit(17);
+        if self.m_in.val().all() {
+            self.g_t.next = self.oa.val().al.all();
+        }
+        self.g_t2.next = !self.gd2.val().get_bit(17);
+        if self.m_in.val().get_bits::<15>(1).all() {
+            self.g_t2.next = self.oa.val().al.all();
+        }
+        self.g_i.next = true;
+        if self.o.val().is_credit {
+            self.g_i.next = self.ge.val() || (self.alab.q.val() >= self.gv[2].val());
+        }
+        if self.o.val().is_charge || self.o.val().is_probe {
+            self.g_i.next = self.oa.val().al > self.infp.val();
+            if self.infp.val().all() {
+                self.g_i.next = self.oa.val().al.all();
+            }
+        }
+        self.geq.d.next = self.g_m.val();
+        if self.m_pc.val() {
+            self.geq.d.next = self.g_t.val();
+        }
+        if (self.o.val().is_credit || self.o.val().is_charge || self.o.val().is_probe || self.o.val().is_clear)
+            && (self.o.val().path == self.oa.val().path)
+        {
+            self.geq.d.next = self.g_i.val();
+        }
+        if self.o.val().is_sel && self.lim_ok.val() && self.s_hit.val() {
+            self.geq.d.next = self.g_t.val();
+            if self.m_pc.val() {
+                self.geq.d.next = self.g_t2.val();
+            }
+        }
+        if self.o.val().is_init {
+            self.geq.d.next = true;
         }
         // ---------------- stage B: write-back ----------------
         self.aimd.next = self.o.val().is_credit && self.o.val().a_nz && !self.o.val().dfr;
@@ -1196,6 +1351,10 @@ impl Logic for PathSelectorHw {
             // SET_HEALTH to Down or Suspect caps the window at the initial one: tested beside
             // each path's register, which holds the window of every operation before it
             self.cgtp[i].next = self.cwnd[i].q.val() > self.c_init.val();
+            // the last SELECT's charge lands (an operation on the path writes a count that has it)
+            if self.sch.q.val().get_bit(i) && !self.inflight[i].q.val().all() {
+                self.inflight[i].d.next = self.inflight[i].q.val() + self.one16.val();
+            }
             if self.o.val().hit.get_bit(i) {
                 if self.o.val().is_credit || self.o.val().is_charge || self.o.val().is_probe || self.o.val().is_clear {
                     self.inflight[i].d.next = self.inew.val();
@@ -1240,7 +1399,7 @@ impl Logic for PathSelectorHw {
                 }
                 if self.o.val().is_rreroll {
                     self.pend_ent[i].d.next = self.o.val().ent;
-                    if self.inflight[i].q.val().any() {
+                    if self.inflight[i].q.val().any() || self.sch.q.val().get_bit(i) {
                         self.n_pend[i].next = true;
                     } else {
                         self.n_ent[i].next = self.o.val().ent;
@@ -1379,20 +1538,22 @@ impl Logic for PathSelectorHw {
             self.above.d.next = self.ab.val();
         }
         // the window mask for the next SELECT: this operation's, from the registers before it,
-        // less a window its own charge closes (SELECT's choice, CHARGE, CHARGE_PROBE)
+        // less a window its own charge closes (CHARGE, CHARGE_PROBE here; SELECT's choice by
+        // `sch & nwo` where the mask is read); an empty slot keeps the mask, the choice's term
+        // folded in (`sch` is cleared behind it)
         self.chg.next = self.zp.val();
-        if self.o.val().is_sel {
-            self.chg.next = self.oh.val();
-        }
         if self.o.val().is_charge || self.o.val().is_probe {
             self.chg.next = self.o.val().hit;
         }
+        self.nlmn.next = self.nlm.q.val() | (self.sch.q.val() & self.nwo.q.val());
         if self.o.val().v {
-            self.nlm.d.next = !(self.wm.val() & !(self.chg.val() & !self.wo1.val()));
+            self.nlmn.next = !(self.wm.val() & !(self.chg.val() & !self.wo1.val()));
+            self.nwo.d.next = !self.wo1.val();
         }
         if self.o.val().is_init {
-            self.nlm.d.next = self.zp.val();
+            self.nlmn.next = self.zp.val();
         }
+        self.nlm.d.next = self.nlmn.val();
         self.n_pu.next = self.pu.val();
         if self.o.val().is_plane_up {
             if self.o.val().flag {
@@ -1410,6 +1571,11 @@ impl Logic for PathSelectorHw {
         }
         self.pm.next = self.o.val().pm;
         self.npl.next = self.o.val().npl;
+        // SELECT's charge, applied by the next clock (`sch`)
+        self.sch.d.next = self.zp.val();
+        if self.o.val().is_sel {
+            self.sch.d.next = self.oh.val();
+        }
         if self.o.val().is_init {
             self.above.d.next = self.zp.val();
             self.nlimit.d.next = self.z16.val();
@@ -1449,10 +1615,6 @@ impl Logic for PathSelectorHw {
             // every path's inflight is zero after INIT
             if self.o.val().is_init {
                 self.inflight[i].d.next = self.z16.val();
-            }
-            // select: charge the chosen path in place (the last multiplexer in front of inflight)
-            if self.o.val().is_sel && self.oh.val().get_bit(i) && !self.inflight[i].q.val().all() {
-                self.inflight[i].d.next = self.inflight[i].q.val() + self.one16.val();
             }
             self.health[i].d.next = self.n_h[i].val();
             self.entropy[i].d.next = self.n_ent[i].val();

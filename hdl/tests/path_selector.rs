@@ -678,6 +678,76 @@ macro_rules! suite {
                 check(&ops, 12, 50, 40);
             }
 
+            /// A credit's `al >= inflight` (the drain test, and how much the credit frees) at the
+            /// boundary (one short, exact, one over) right behind each operation whose count has
+            /// not landed yet: one or two SELECTs' charges of the path, a SELECT's charge with an
+            /// operation between, a CHARGE, a credit, a CLEAR, and nothing. The credit's record
+            /// (`ok`: a pending re-roll drained) and a run of SELECTs (the window left) read it out.
+            #[test]
+            fn drain_test_behind_every_forwarded_count() {
+                let p = 1u8;
+                let mut ops = vec![];
+                for n in [0u16, 1, 3, 6] {
+                    for d in [-1i32, 0, 1] {
+                        for shape in 0..10 {
+                            ops.push(Op::Init(2, 1));
+                            for _ in 0..n {
+                                ops.push(Op::Charge(p));
+                            }
+                            let al = |k: u16, less: i32| (i32::from(k) - less + d).max(0) as u16;
+                            match shape {
+                                0 => ops.extend([Op::Select(1 << p), Op::Credit(p, al(n + 1, 0), 0, 0, false)]),
+                                1 => ops.extend([
+                                    Op::Select(1 << p),
+                                    Op::Select(1 << p),
+                                    Op::Credit(p, al(n + 2, 0), 0, 0, false),
+                                ]),
+                                2 => ops.extend([
+                                    Op::Select(1 << p),
+                                    Op::Charge(0),
+                                    Op::Credit(p, al(n + 1, 0), 0, 0, false),
+                                ]),
+                                3 => ops.extend([
+                                    Op::ReqReroll(p, 0x4000 + n),
+                                    Op::Charge(p),
+                                    Op::Credit(p, al(n + 1, 0), 0, 0, false),
+                                ]),
+                                4 => ops.extend([
+                                    Op::ReqReroll(p, 0x5000 + n),
+                                    Op::Credit(p, 1, 0, 0, false),
+                                    Op::Credit(p, al(n, 1), 0, 0, false),
+                                ]),
+                                5 => ops.extend([
+                                    Op::ReqReroll(p, 0x6000 + n),
+                                    Op::Clear(p),
+                                    Op::Charge(p),
+                                    Op::Credit(p, al(1, 0), 0, 0, false),
+                                ]),
+                                6 => ops.extend([Op::Charge(0), Op::Clear(p), Op::Credit(p, al(1, 0), 0, 0, false)]),
+                                7 => ops.extend([Op::Init(2, 1), Op::Credit(p, al(1, 0), 0, 0, false)]),
+                                8 => ops.extend([
+                                    Op::Select(1 << p),
+                                    Op::ReqReroll(p, 0x8000 + n),
+                                    Op::Credit(p, al(n + 1, 0), 0, 0, false),
+                                ]),
+                                _ => ops.extend([Op::ReqReroll(p, 0x7000 + n), Op::Credit(p, al(n, 0), 0, 0, false)]),
+                            }
+                            // the connection's total first (a limit just above it), then the window
+                            ops.push(Op::Limit(n + 2));
+                            for _ in 0..4 {
+                                ops.push(Op::Select(1 << p));
+                            }
+                            ops.push(Op::Limit(40));
+                            for _ in 0..12 {
+                                ops.push(Op::Select(1 << p));
+                            }
+                        }
+                    }
+                }
+                check(&ops, 13, 100, 100);
+                check(&ops, 14, 100, 60);
+            }
+
             #[test]
             fn random_streams_match_model() {
                 for (seed, pv, pr) in [(31u64, 100u32, 100u32), (32, 100, 100), (33, 70, 50)] {
