@@ -6,13 +6,16 @@
 //! One operation per clock (II = 1), latency [`SEL_LATENCY`] to `out_valid`. Stages:
 //! - **input**: the operation decoded (one-hot path, operation flags, input-only sums), and
 //!   whether a credit defers its sample (from the operation before it, SPEC.md §6.3);
-//! - **P** (`pr`): the addressed path's window state read from the registers into `rr`, with
-//!   stage B's write forwarded; the deferred samples kept (a deferred credit adds to its path's,
-//!   an AIMD credit takes it into its own);
+//! - **P** (`pr`): the addressed path's window state read from the registers into `rr`, and
+//!   its packets in flight into `rin`, with stage B's write forwarded; the deferred samples kept
+//!   (a deferred credit adds to its path's, an AIMD credit takes it into its own);
 //! - **A** (`pa`): one datapath computes every candidate of the AIMD credit's next window state
-//!   from `rr` (`ac`); the path's packets in flight are read (`ifl`), with B's change forwarded;
+//!   from `rr` (`ac`); the path's packets in flight (`ifl`) from `rin`, with B's change
+//!   forwarded, and whether a credit covers them (`geq`, for each value `ifl` may take);
 //! - **B** (`po`): the candidates picked and written back; packets in flight, health, entropy,
-//!   the connection's counters; SELECT searches a registered window mask (`nlm`);
+//!   the connection's counters; SELECT searches a registered window mask (`nlm`, with the last
+//!   choice's own term `sch & nwo` applied where it is read), and its charge lands a clock
+//!   later (`sch`), so the choice only drives registers;
 //! - **Q1–Q4**: the record, and the re-route test (sums, then the multiply, then the compare).
 //!
 //! The operation lag of SPEC.md §6.3 is what keeps the window arithmetic out of every one-clock
@@ -346,8 +349,7 @@ pub struct PathSelectorHw {
     z3: Constant<Bits<3>>,
     one16: Constant<Bits<16>>,
     two16: Constant<Bits<16>>,
-    one8: Constant<Bits<8>>,
-    two8: Constant<Bits<8>>,
+    c_ff: Constant<Bits<16>>,
     k18: [Constant<Bits<18>>; 3],
     one18: Constant<Bits<18>>,
     one34: Constant<Bits<34>>,
@@ -445,8 +447,8 @@ pub struct PathSelectorHw {
     idfr: Signal<Local, Bit>,
     iaimd: Signal<Local, Bit>,
     wm: Signal<Local, Bits<PATHS>>,
-    ch1: [Signal<Local, Bits<8>>; PATHS],
-    ch2: [Signal<Local, Bits<8>>; PATHS],
+    wd: [Signal<Local, Bits<16>>; PATHS],
+    wok: [Signal<Local, Bit>; PATHS],
     wo1: Signal<Local, Bits<PATHS>>,
     wlt2: [Signal<Local, Bit>; PATHS],
     nlmn: Signal<Local, Bits<PATHS>>,
@@ -620,8 +622,7 @@ impl Default for PathSelectorHw {
                     z3: kc(0),
                     one16: kc(1),
                     two16: kc(2),
-                    one8: kc(1),
-                    two8: kc(2),
+                    c_ff: kc(0xFF),
                     k18: core::array::from_fn(|i| kc(i as u64)),
                     one18: kc(1),
                     one34: kc(1),
@@ -681,7 +682,7 @@ impl Default for PathSelectorHw {
             t4_cw, t2_cw, t8_in, t4_in, t2_in, t8_al, t4_al, t2_al, t8_sh, t4_sh, t2_sh, t8_ai, t4_ai, t2_ai, t8_cr,
             t4_cr, t2_cr, rw, cwrn, inew, sh1, cwm, w34, w34c, w34a, a34, x34, c34, s34, y34, wlt, lek, res, pres, tcr,
             pcr, ipm, inpl, cwl, idel, izero, neg_h, neg_l, oh_hi, oh_lo, me, mp, mh, ma, ge4, gp4, gh4, ga4, nlm, wv,
-            nwall, wpath, dacc, dce, idfr, iaimd, wm, wo1, ch1, ch2, wlt2, nlmn, nwo, wlt1, tainc2, geq, alab, alm1,
+            nwall, wpath, dacc, dce, idfr, iaimd, wm, wo1, wd, wok, wlt2, nlmn, nwo, wlt1, tainc2, geq, alab, alm1,
             alm2, gw, gv, gd, gd1, gd2, g_m, g_t, g_t2, g_i, m_pc, sch, chg, xda, t8_da, t4_da, t2_da, dsum, dw18,
             aw18, d18, a18, dwv, dwi, dwh, dwn, esum, ece, xe, e32, pa, ac, acr, ifl, tainc, s_hi, s_lo, s_hit, oa,
             aimd, cgtp, cgtv
@@ -953,24 +954,19 @@ impl Logic for PathSelectorHw {
             // the tests with 0, 1 and 2 more packets in flight: the last SELECT's charge
             // (`sch`) lands at this edge, so its path counts one more; a charge this operation
             // makes that closes the window is seen by the next SELECT at once. inflight + k <
-            // (cwl >> 8) + (low byte nonzero) is inflight < that - k: the thresholds come from the
-            // window register alone, so the inflight side is one compare
-            self.ch1[i].next = self.cwl[i].val().get_bits::<8>(8) - self.one8.val();
-            self.ch2[i].next = self.cwl[i].val().get_bits::<8>(8) - self.two8.val();
-            self.wlt[i].next = !self.inflight[i].q.val().get_bits::<8>(8).any()
-                && ((self.inflight[i].q.val().get_bits::<8>(0) < self.cwl[i].val().get_bits::<8>(8))
-                    || ((self.inflight[i].q.val().get_bits::<8>(0) == self.cwl[i].val().get_bits::<8>(8))
-                        && self.cwl[i].val().get_bits::<8>(0).any()));
-            self.wlt1[i].next = self.cwl[i].val().get_bits::<8>(8).any()
-                && !self.inflight[i].q.val().get_bits::<8>(8).any()
-                && ((self.inflight[i].q.val().get_bits::<8>(0) < self.ch1[i].val())
-                    || ((self.inflight[i].q.val().get_bits::<8>(0) == self.ch1[i].val())
-                        && self.cwl[i].val().get_bits::<8>(0).any()));
-            self.wlt2[i].next = self.cwl[i].val().get_bits::<7>(9).any()
-                && !self.inflight[i].q.val().get_bits::<8>(8).any()
-                && ((self.inflight[i].q.val().get_bits::<8>(0) < self.ch2[i].val())
-                    || ((self.inflight[i].q.val().get_bits::<8>(0) == self.ch2[i].val())
-                        && self.cwl[i].val().get_bits::<8>(0).any()));
+            // (cwl >> 8) + (low byte nonzero): from one difference d = (cwl >> 8) - inflight's low
+            // byte (one carry chain), d > k, or d = k with a nonzero low byte
+            self.wd[i].next = (self.cwl[i].val() >> self.c8w.val()) - (self.inflight[i].q.val() & self.c_ff.val());
+            self.wok[i].next = !self.inflight[i].q.val().get_bits::<8>(8).any() && !self.wd[i].val().get_bit(15);
+            self.wlt[i].next = self.wok[i].val()
+                && (self.wd[i].val().get_bits::<8>(0).any() || self.cwl[i].val().get_bits::<8>(0).any());
+            self.wlt1[i].next = self.wok[i].val()
+                && (self.wd[i].val().get_bits::<7>(1).any()
+                    || (self.wd[i].val().get_bit(0) && self.cwl[i].val().get_bits::<8>(0).any()));
+            self.wlt2[i].next = self.wok[i].val()
+                && (self.wd[i].val().get_bits::<6>(2).any()
+                    || (self.wd[i].val().get_bit(1)
+                        && (self.wd[i].val().get_bit(0) || self.cwl[i].val().get_bits::<8>(0).any())));
             if self.sch.q.val().get_bit(i) {
                 if self.wlt1[i].val() {
                     self.wm.next = self.wm.val() | self.oh16[i].val();
