@@ -350,7 +350,8 @@ pub struct PathSelectorHw {
     one16: Constant<Bits<16>>,
     two16: Constant<Bits<16>>,
     c_ff: Constant<Bits<16>>,
-    k18: [Constant<Bits<18>>; 3],
+    /// 1 and 2, 18 bits wide
+    k18: [Constant<Bits<18>>; 2],
     one18: Constant<Bits<18>>,
     one34: Constant<Bits<34>>,
     /// 1, 2, 3 (two-bit shift digits)
@@ -623,7 +624,7 @@ impl Default for PathSelectorHw {
                     one16: kc(1),
                     two16: kc(2),
                     c_ff: kc(0xFF),
-                    k18: core::array::from_fn(|i| kc(i as u64)),
+                    k18: core::array::from_fn(|i| kc(i as u64 + 1)),
                     one18: kc(1),
                     one34: kc(1),
                     k2: core::array::from_fn(|i| kc(i as u64 + 1)),
@@ -1257,8 +1258,8 @@ impl Logic for PathSelectorHw {
         }
         // for the next clock, when these two are in B and A
         self.alab.d.next = self.gv[3].val() + self.gv[0].val();
-        self.alm1.d.next = self.gv[3].val() - self.k18[1].val();
-        self.alm2.d.next = self.gv[3].val() - self.k18[2].val();
+        self.alm1.d.next = self.gv[3].val() - self.k18[0].val();
+        self.alm2.d.next = self.gv[3].val() - self.k18[1].val();
         self.gd.next = self.gv[0].val() - self.gv[1].val();
         self.gd1.next = self.alm1.q.val() - self.gv[1].val();
         self.gd2.next = self.alm2.q.val() - self.gv[1].val();
