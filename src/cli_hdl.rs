@@ -10,11 +10,15 @@
 //!   --speed 6 --out-of-context` at 100 MHz; prints LUT4s, flip-flops, LUT-RAM, block RAMs,
 //!   multipliers and Fmax per block, then how many timing endpoints arrive after the target
 //!   period and the registers they belong to (`--late N` lists N; [`crate::late_endpoints`]).
+//!   `--seeds N` places one synthesis on N seeds (`--jobs J` at once) and adds each block's
+//!   median Fmax, the figure to quote; `--timeout-min M` stops a run that takes too long
+//!   (reported as stopped: a few seeds take several times the usual ten minutes).
 //!   Slow (about a minute per block, plus about a minute the first time yowasp compiles
 //!   itself): not part of CI.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
 
@@ -42,10 +46,10 @@ enum HdlCmd {
     /// Synthesize for an ECP5-85F (yosys synth_ecp5 + nextpnr-ecp5 --85k --speed 6): LUTs, FFs,
     /// RAM, Fmax per block.
     Estimate {
-        /// Working directory for the Verilog, netlists and logs [default: target/hdl-estimate].
+        /// Working directory for the Verilog, netlists and logs.
         #[arg(long, default_value = "target/hdl-estimate")]
         out: PathBuf,
-        /// Only these blocks (repeatable) [default: all four].
+        /// Only these blocks (repeatable) [default: every block].
         #[arg(long)]
         block: Vec<String>,
         /// Target clock for place and route, MHz.
@@ -54,6 +58,17 @@ enum HdlCmd {
         /// nextpnr placement seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Place and route this many seeds (`--seed`, `--seed` + 1, ...) on one synthesis and
+        /// report each with the median Fmax: placement moves Fmax by ~10 % between seeds.
+        #[arg(long, default_value_t = 1)]
+        seeds: u64,
+        /// nextpnr runs at once (each uses one core).
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+        /// Stop a nextpnr run after this many minutes of wall time (0: no limit); the seed is
+        /// reported as stopped, not as a failure (some seeds take several times the usual).
+        #[arg(long, default_value_t = 0.0)]
+        timeout_min: f64,
         /// nextpnr placer: heap, static or sa.
         #[arg(long, default_value = "heap")]
         placer: String,
@@ -81,10 +96,26 @@ pub fn run(a: &HdlArgs) -> ExitCode {
             block,
             freq,
             seed,
+            seeds,
+            jobs,
+            timeout_min,
             placer,
             late,
             json,
-        } => estimate(out, block, *freq, *seed, placer, *late, *json),
+        } => estimate(
+            out,
+            block,
+            &Placement {
+                freq: *freq,
+                seed: *seed,
+                seeds: *seeds,
+                jobs: *jobs,
+                timeout_min: *timeout_min,
+                placer: placer.clone(),
+            },
+            *late,
+            *json,
+        ),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -206,10 +237,25 @@ fn lint(dir: Option<&Path>) -> Result<(), String> {
     }
 }
 
-/// One block's estimate.
-#[derive(Debug, Default, serde::Serialize)]
+/// nextpnr's settings for `estimate`.
+struct Placement {
+    freq: f64,
+    /// The first seed.
+    seed: u64,
+    /// How many seeds, from `seed` on.
+    seeds: u64,
+    /// nextpnr runs at once.
+    jobs: usize,
+    /// Wall-time limit per run, minutes (0: none).
+    timeout_min: f64,
+    placer: String,
+}
+
+/// One block's estimate on one placement seed.
+#[derive(Debug, Default, Clone, serde::Serialize)]
 struct Estimate {
     block: String,
+    seed: u64,
     lut4: u64,
     ff: u64,
     lutram_dpr16x4: u64,
@@ -226,6 +272,20 @@ struct Estimate {
     late_registers: Vec<crate::late_endpoints::LateRegister>,
 }
 
+/// One block over every seed placed.
+#[derive(Debug, serde::Serialize)]
+struct SeedSummary {
+    block: String,
+    /// The seeds that finished, with their Fmax (MHz), in seed order.
+    seeds: Vec<u64>,
+    fmax_mhz: Vec<f64>,
+    /// Median of `fmax_mhz` (the mean of the middle two for an even count); None when no
+    /// seed finished.
+    median_fmax_mhz: Option<f64>,
+    /// Seeds whose nextpnr run was stopped at `--timeout-min`.
+    stopped_seeds: Vec<u64>,
+}
+
 fn stat_count(stat: &str, cell: &str) -> u64 {
     stat.lines()
         .filter_map(|l| {
@@ -238,34 +298,152 @@ fn stat_count(stat: &str, cell: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// The median of some values (the mean of the middle two for an even count).
+fn median(v: &[f64]) -> Option<f64> {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(v[n / 2]),
+        n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
+/// Run a tool with its output to `log`, stopping it after `timeout`: `Ok(None)` when stopped,
+/// else its output (an error with the output's tail when it fails).
+fn run_logged(cmd: &mut Command, what: &str, log: &Path, timeout: Option<Duration>) -> Result<Option<String>, String> {
+    let file = std::fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let file2 = file.try_clone().map_err(|e| format!("{}: {e}", log.display()))?;
+    let mut child = cmd
+        .stdout(Stdio::from(file))
+        .stderr(Stdio::from(file2))
+        .spawn()
+        .map_err(|e| format!("{what}: cannot start: {e}"))?;
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {
+                if timeout.is_some_and(|t| start.elapsed() > t) {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Ok(None);
+                }
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            Err(e) => return Err(format!("{what}: {e}")),
+        }
+    };
+    let text = std::fs::read_to_string(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    if !status.success() {
+        let tail: Vec<&str> = text.lines().rev().take(15).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        return Err(format!("{what} failed ({status}):\n{}", tail.join("\n")));
+    }
+    Ok(Some(text))
+}
+
 /// The placers of nextpnr-ecp5 (`--placer`).
 const PLACERS: [&str; 3] = ["heap", "static", "sa"];
 
-fn estimate(
-    out: &Path,
-    blocks: &[String],
-    freq: f64,
-    seed: u64,
-    placer: &str,
-    late: usize,
-    json: bool,
-) -> Result<(), String> {
+/// What one nextpnr run gives: Fmax, the lateness summary and the used logic cells.
+type Placed = (f64, crate::late_endpoints::LateSummary, u64);
+
+/// One seed's slot among the parallel runs: empty until its run ends, then `place`'s result.
+type SeedSlot = std::sync::Mutex<Option<Result<Option<Placed>, String>>>;
+
+/// Place and route `name`'s netlist in `out` on one seed; `Ok(None)` when stopped at the limit.
+fn place(nextpnr: &str, out: &Path, name: &str, p: &Placement, seed: u64) -> Result<Option<Placed>, String> {
+    // one seed keeps the plain file names; several get one pair of files each
+    let stem = if p.seeds == 1 {
+        name.to_string()
+    } else {
+        format!("{name}.seed{seed}")
+    };
+    let (netlist, report) = (format!("{name}.json"), format!("{stem}.pnr.json"));
+    let timeout = (p.timeout_min > 0.0).then(|| Duration::from_secs_f64(p.timeout_min * 60.0));
+    let log = run_logged(
+        Command::new(nextpnr)
+            .current_dir(out)
+            .args([
+                "--85k",
+                "--speed",
+                "6",
+                "--package",
+                "CABGA381",
+                "--out-of-context",
+                "--timing-allow-fail",
+                // every endpoint's arrival, for the late-register summary
+                "--detailed-timing-report",
+            ])
+            .args([
+                "--freq",
+                &format!("{}", p.freq),
+                "--seed",
+                &seed.to_string(),
+                "--placer",
+                &p.placer,
+            ])
+            .args(["--json", &netlist, "--report", &report]),
+        "nextpnr-ecp5",
+        &out.join(format!("{stem}.pnr.log")),
+        timeout,
+    )?;
+    let Some(log) = log else {
+        return Ok(None);
+    };
+    let fmax = log
+        .lines()
+        .rfind(|l| l.contains("Max frequency for clock"))
+        .and_then(|l| l.split("': ").nth(1))
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0.0);
+    let report_json = std::fs::read_to_string(out.join(&report))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .ok_or_else(|| format!("{report}: nextpnr wrote no readable report"))?;
+    let comb_used = report_json["utilization"]["TRELLIS_COMB"]["used"].as_u64().unwrap_or(0);
+    let lateness = crate::late_endpoints::summarize(&report_json, 1000.0 / p.freq)
+        .ok_or_else(|| format!("{report}: no per-net timing (nextpnr without --detailed-timing-report?)"))?;
+    Ok(Some((fmax, lateness, comb_used)))
+}
+
+fn estimate(out: &Path, blocks: &[String], p: &Placement, late: usize, json: bool) -> Result<(), String> {
     let known: Vec<&str> = mroce_hdl::generate_all().iter().map(|f| f.name).collect();
     if let Some(b) = blocks.iter().find(|b| !known.contains(&b.as_str())) {
         return Err(format!("unknown block `{b}` ({})", known.join(", ")));
     }
-    if !(freq.is_finite() && freq > 0.0) {
+    if !(p.freq.is_finite() && p.freq > 0.0) {
         return Err(format!(
-            "--freq {freq}: the target clock must be a positive number of MHz"
+            "--freq {}: the target clock must be a positive number of MHz",
+            p.freq
         ));
     }
-    if !PLACERS.contains(&placer) {
-        return Err(format!("--placer {placer}: nextpnr-ecp5 has {}", PLACERS.join(", ")));
+    if !PLACERS.contains(&p.placer.as_str()) {
+        return Err(format!(
+            "--placer {}: nextpnr-ecp5 has {}",
+            p.placer,
+            PLACERS.join(", ")
+        ));
+    }
+    if p.seeds == 0 || p.jobs == 0 {
+        return Err("--seeds and --jobs must be at least 1".into());
+    }
+    if p.seed.checked_add(p.seeds).is_none() {
+        return Err(format!("--seed {} --seeds {}: past the last seed", p.seed, p.seeds));
+    }
+    if !(p.timeout_min.is_finite() && p.timeout_min >= 0.0) {
+        return Err(format!(
+            "--timeout-min {}: a number of minutes, 0 for no limit",
+            p.timeout_min
+        ));
     }
     let yosys = find(&YOSYS)?;
     let nextpnr = find(&NEXTPNR_ECP5)?;
     let files = write_verilog(out)?;
     let mut rows = vec![];
+    let mut summaries = vec![];
     for f in &files {
         let name = f.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
         if !blocks.is_empty() && !blocks.contains(&name) {
@@ -273,12 +451,7 @@ fn estimate(
         }
         // yowasp tools run in a WebAssembly sandbox that sees the working directory only:
         // run every tool inside `out` with relative file names.
-        let (vfile, netlist, stat, report) = (
-            format!("{name}.v"),
-            format!("{name}.json"),
-            format!("{name}.stat"),
-            format!("{name}.pnr.json"),
-        );
+        let (vfile, netlist, stat) = (format!("{name}.v"), format!("{name}.json"), format!("{name}.stat"));
         let script = format!(
             "read_verilog {vfile}; hierarchy -check -top {name}; synth_ecp5 -top {name} -json {netlist}; tee -o {stat} stat"
         );
@@ -289,81 +462,99 @@ fn estimate(
             Some(&out.join(format!("{name}.synth.log"))),
         )?;
         let stat_text = std::fs::read_to_string(out.join(&stat)).map_err(|e| format!("{stat}: {e}"))?;
-        eprintln!("nextpnr-ecp5 {name} ...");
-        let log = run_tool(
-            Command::new(nextpnr)
-                .current_dir(out)
-                .args([
-                    "--85k",
-                    "--speed",
-                    "6",
-                    "--package",
-                    "CABGA381",
-                    "--out-of-context",
-                    "--timing-allow-fail",
-                    // every endpoint's arrival, for the late-register summary
-                    "--detailed-timing-report",
-                ])
-                .args([
-                    "--freq",
-                    &format!("{freq}"),
-                    "--seed",
-                    &seed.to_string(),
-                    "--placer",
-                    placer,
-                ])
-                .args(["--json", &netlist, "--report", &report]),
-            "nextpnr-ecp5",
-            Some(&out.join(format!("{name}.pnr.log"))),
-        )?;
-        let fmax = log
-            .lines()
-            .rfind(|l| l.contains("Max frequency for clock"))
-            .and_then(|l| l.split("': ").nth(1))
-            .and_then(|s| s.split_whitespace().next())
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0.0);
-        let report_json = std::fs::read_to_string(out.join(&report))
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .ok_or_else(|| format!("{report}: nextpnr wrote no readable report"))?;
-        let comb_used = report_json["utilization"]["TRELLIS_COMB"]["used"].as_u64().unwrap_or(0);
-        let lateness = crate::late_endpoints::summarize(&report_json, 1000.0 / freq)
-            .ok_or_else(|| format!("{report}: no per-net timing (nextpnr without --detailed-timing-report?)"))?;
-        rows.push(Estimate {
-            block: name,
-            lut4: stat_count(&stat_text, "LUT4"),
-            ff: stat_count(&stat_text, "TRELLIS_FF"),
-            lutram_dpr16x4: stat_count(&stat_text, "TRELLIS_DPR16X4"),
-            bram_dp16kd: stat_count(&stat_text, "DP16KD"),
-            mult18: stat_count(&stat_text, "MULT18X18D"),
-            carry_ccu2c: stat_count(&stat_text, "CCU2C"),
-            comb_used,
-            fmax_mhz: fmax,
-            endpoints: lateness.endpoints,
-            late_endpoints: lateness.late_endpoints,
-            late_registers: lateness.registers.into_iter().take(late).collect(),
+        let seeds: Vec<u64> = (p.seed..p.seed + p.seeds).collect();
+        eprintln!(
+            "nextpnr-ecp5 {name}, seed{} {} ...",
+            if seeds.len() > 1 { "s" } else { "" },
+            seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+        );
+        // the seeds' runs, `jobs` at a time, each result in its seed's slot
+        let results: Vec<SeedSlot> = seeds.iter().map(|_| std::sync::Mutex::new(None)).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|sc| {
+            for _ in 0..p.jobs.min(seeds.len()) {
+                sc.spawn(|| loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&seed) = seeds.get(k) else {
+                        break;
+                    };
+                    let r = place(nextpnr, out, &name, p, seed);
+                    if let Ok(mut slot) = results[k].lock() {
+                        *slot = Some(r);
+                    }
+                });
+            }
         });
+        let mut summary = SeedSummary {
+            block: name.clone(),
+            seeds: vec![],
+            fmax_mhz: vec![],
+            median_fmax_mhz: None,
+            stopped_seeds: vec![],
+        };
+        for (seed, slot) in seeds.iter().zip(results) {
+            let r = slot
+                .into_inner()
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| Err(format!("nextpnr-ecp5 seed {seed}: no result")))?;
+            let Some((fmax, lateness, comb_used)) = r else {
+                eprintln!("nextpnr-ecp5 {name} seed {seed}: stopped after {} min", p.timeout_min);
+                summary.stopped_seeds.push(*seed);
+                continue;
+            };
+            summary.seeds.push(*seed);
+            summary.fmax_mhz.push(fmax);
+            rows.push(Estimate {
+                block: name.clone(),
+                seed: *seed,
+                lut4: stat_count(&stat_text, "LUT4"),
+                ff: stat_count(&stat_text, "TRELLIS_FF"),
+                lutram_dpr16x4: stat_count(&stat_text, "TRELLIS_DPR16X4"),
+                bram_dp16kd: stat_count(&stat_text, "DP16KD"),
+                mult18: stat_count(&stat_text, "MULT18X18D"),
+                carry_ccu2c: stat_count(&stat_text, "CCU2C"),
+                comb_used,
+                fmax_mhz: fmax,
+                endpoints: lateness.endpoints,
+                late_endpoints: lateness.late_endpoints,
+                late_registers: lateness.registers.into_iter().take(late).collect(),
+            });
+        }
+        summary.median_fmax_mhz = median(&summary.fmax_mhz);
+        summaries.push(summary);
     }
+    let seeds_text = if p.seeds == 1 {
+        format!("seed {}", p.seed)
+    } else {
+        format!("seeds {}..={}", p.seed, p.seed + p.seeds - 1)
+    };
     if json {
         let v = serde_json::json!({
             "device": "LFE5U-85F speed 6 (nextpnr-ecp5 --85k --speed 6 --out-of-context)",
-            "target_mhz": freq,
-            "seed": seed,
-            "placer": placer,
+            "target_mhz": p.freq,
+            "seed": p.seed,
+            "seeds": p.seeds,
+            "placer": p.placer,
+            "timeout_min": p.timeout_min,
             "blocks": rows,
+            "summary": summaries,
         });
         println!("{v}");
     } else {
-        println!("ECP5-85F speed 6, out of context, target {freq} MHz, seed {seed}, placer {placer}");
         println!(
-            "{:<16} {:>7} {:>7} {:>9} {:>7} {:>6} {:>7} {:>9} {:>9}",
-            "block", "LUT4", "FF", "DPR16X4", "DP16KD", "MULT", "CCU2C", "COMB", "Fmax MHz"
+            "ECP5-85F speed 6, out of context, target {} MHz, {seeds_text}, placer {}",
+            p.freq, p.placer
+        );
+        println!(
+            "{:<22} {:>5} {:>7} {:>7} {:>9} {:>7} {:>6} {:>7} {:>9} {:>9}",
+            "block", "seed", "LUT4", "FF", "DPR16X4", "DP16KD", "MULT", "CCU2C", "COMB", "Fmax MHz"
         );
         for r in &rows {
             println!(
-                "{:<16} {:>7} {:>7} {:>9} {:>7} {:>6} {:>7} {:>9} {:>9.2}",
+                "{:<22} {:>5} {:>7} {:>7} {:>9} {:>7} {:>6} {:>7} {:>9} {:>9.2}",
                 r.block,
+                r.seed,
                 r.lut4,
                 r.ff,
                 r.lutram_dpr16x4,
@@ -374,13 +565,40 @@ fn estimate(
                 r.fmax_mhz
             );
         }
+        if p.seeds > 1 || summaries.iter().any(|s| !s.stopped_seeds.is_empty()) {
+            println!();
+            for s in &summaries {
+                let median = s.median_fmax_mhz.map_or("-".to_string(), |m| format!("{m:.2}"));
+                let stopped = if s.stopped_seeds.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; stopped at {} min: seed{} {}",
+                        p.timeout_min,
+                        if s.stopped_seeds.len() == 1 { "" } else { "s" },
+                        s.stopped_seeds
+                            .iter()
+                            .map(u64::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                println!(
+                    "{}: median Fmax {median} MHz over {} seed{}{stopped}",
+                    s.block,
+                    s.seeds.len(),
+                    if s.seeds.len() == 1 { "" } else { "s" }
+                );
+            }
+        }
         for r in &rows {
             println!(
-                "\n{}: {} of {} timing endpoints arrive after {:.2} ns",
+                "\n{} (seed {}): {} of {} timing endpoints arrive after {:.2} ns",
                 r.block,
+                r.seed,
                 r.late_endpoints,
                 r.endpoints,
-                1000.0 / freq
+                1000.0 / p.freq
             );
             for g in &r.late_registers {
                 println!("  {:<40} {:>5} late, latest {:.2} ns", g.register, g.late, g.worst_ns);
@@ -388,4 +606,47 @@ fn estimate(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_even_and_no_values() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[95.94, 89.01, 89.28, 90.55]), Some((89.28 + 90.55) / 2.0));
+        assert_eq!(median(&[]), None);
+    }
+
+    /// A run past its limit is stopped and reported as such; a finished one gives its output;
+    /// a failing one an error with its output's tail.
+    #[test]
+    fn run_logged_stops_at_the_limit() {
+        let dir = std::env::temp_dir().join(format!("mroce-run-logged-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("t.log");
+        let t0 = Instant::now();
+        let r = run_logged(
+            Command::new("sleep").arg("30"),
+            "sleep",
+            &log,
+            Some(Duration::from_millis(300)),
+        );
+        assert_eq!(r, Ok(None));
+        assert!(t0.elapsed() < Duration::from_secs(10));
+        let r = run_logged(
+            Command::new("echo").arg("done"),
+            "echo",
+            &log,
+            Some(Duration::from_secs(30)),
+        );
+        assert_eq!(r, Ok(Some("done\n".to_string())));
+        let r = run_logged(Command::new("sh").args(["-c", "echo why; exit 3"]), "sh", &log, None);
+        assert!(
+            matches!(&r, Err(e) if e.contains("sh failed") && e.contains("why")),
+            "{r:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

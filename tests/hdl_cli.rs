@@ -38,7 +38,8 @@ fn lint_passes_on_every_block() {
     assert!(out.contains("lint: 7 files clean"), "{out}");
 }
 
-/// A misspelt block, a meaningless clock or an unknown placer is refused at once, with the known names, instead
+/// A misspelt block, a meaningless clock, seed count, job count or time limit, or an unknown
+/// placer is refused at once, with the known names, instead
 /// of an empty table after minutes of synthesis.
 #[test]
 fn estimate_refuses_bad_arguments_before_synthesis() {
@@ -63,6 +64,18 @@ fn estimate_refuses_bad_arguments_before_synthesis() {
     assert_eq!(code, Some(2));
     assert!(
         err.contains("the target clock must be a positive number of MHz"),
+        "{err}"
+    );
+    let (code, _, err) = mroce(&["hdl", "estimate", "--seeds", "0"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--seeds and --jobs must be at least 1"), "{err}");
+    let (code, _, err) = mroce(&["hdl", "estimate", "--jobs", "0"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--seeds and --jobs must be at least 1"), "{err}");
+    let (code, _, err) = mroce(&["hdl", "estimate", "--timeout-min", "NaN"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("--timeout-min NaN: a number of minutes, 0 for no limit"),
         "{err}"
     );
     let (code, _, err) = mroce(&["hdl", "estimate", "--placer", "anneal"]);
