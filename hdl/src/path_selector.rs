@@ -1168,93 +1168,40 @@ impl Logic for PathSelectorHw {
         if self.izero.val() {
             self.inew.next = self.z16.val();
         }
-        // ---------------- read stage: the addressed path's row and packets in flight ----------------
-        // one binary multiplexer tree per field on the path bits of the operation in `o1`: native
-        // widths and selects, which Verilator turns into conditional moves (a one-hot AND-OR or a
-        // wide row simulates slower)
+        // ---------------- read stage: the addressed path's packets in flight ----------------
+        // read from the registers (a binary multiplexer tree on the path bits), with the writes
+        // landing at this edge forwarded (B's count, the last SELECT's charge, INIT), so that
+        // A reads a register; A forwards the writes of the next edge (`ifl`)
         for j in 0..(PATHS / 2) {
             self.t8_in[j].next = self.inflight[2 * j].q.val();
-            self.t8_cw[j].next = self.cwnd[2 * j].q.val();
-            self.t8_al[j].next = self.alpha[2 * j].q.val();
-            self.t8_sh[j].next = self.ash[2 * j].q.val();
-            self.t8_ai[j].next = self.ai_acc[2 * j].q.val();
-            self.t8_cr[j].next = self.cwr_left[2 * j].q.val();
             if self.o1.val().path.get_bit(0) {
                 self.t8_in[j].next = self.inflight[2 * j + 1].q.val();
-                self.t8_cw[j].next = self.cwnd[2 * j + 1].q.val();
-                self.t8_al[j].next = self.alpha[2 * j + 1].q.val();
-                self.t8_sh[j].next = self.ash[2 * j + 1].q.val();
-                self.t8_ai[j].next = self.ai_acc[2 * j + 1].q.val();
-                self.t8_cr[j].next = self.cwr_left[2 * j + 1].q.val();
             }
         }
         for j in 0..(PATHS / 4) {
             self.t4_in[j].next = self.t8_in[2 * j].val();
-            self.t4_cw[j].next = self.t8_cw[2 * j].val();
-            self.t4_al[j].next = self.t8_al[2 * j].val();
-            self.t4_sh[j].next = self.t8_sh[2 * j].val();
-            self.t4_ai[j].next = self.t8_ai[2 * j].val();
-            self.t4_cr[j].next = self.t8_cr[2 * j].val();
             if self.o1.val().path.get_bit(1) {
                 self.t4_in[j].next = self.t8_in[2 * j + 1].val();
-                self.t4_cw[j].next = self.t8_cw[2 * j + 1].val();
-                self.t4_al[j].next = self.t8_al[2 * j + 1].val();
-                self.t4_sh[j].next = self.t8_sh[2 * j + 1].val();
-                self.t4_ai[j].next = self.t8_ai[2 * j + 1].val();
-                self.t4_cr[j].next = self.t8_cr[2 * j + 1].val();
             }
         }
         for j in 0..(PATHS / 8) {
             self.t2_in[j].next = self.t4_in[2 * j].val();
-            self.t2_cw[j].next = self.t4_cw[2 * j].val();
-            self.t2_al[j].next = self.t4_al[2 * j].val();
-            self.t2_sh[j].next = self.t4_sh[2 * j].val();
-            self.t2_ai[j].next = self.t4_ai[2 * j].val();
-            self.t2_cr[j].next = self.t4_cr[2 * j].val();
             if self.o1.val().path.get_bit(2) {
                 self.t2_in[j].next = self.t4_in[2 * j + 1].val();
-                self.t2_cw[j].next = self.t4_cw[2 * j + 1].val();
-                self.t2_al[j].next = self.t4_al[2 * j + 1].val();
-                self.t2_sh[j].next = self.t4_sh[2 * j + 1].val();
-                self.t2_ai[j].next = self.t4_ai[2 * j + 1].val();
-                self.t2_cr[j].next = self.t4_cr[2 * j + 1].val();
             }
         }
         for j in 0..IF16 {
             self.r_in.next = self.t2_in[2 * j].val();
-            self.m_cw.next = self.t2_cw[2 * j].val();
-            self.m_al.next = self.t2_al[2 * j].val();
-            self.m_sh.next = self.t2_sh[2 * j].val();
-            self.m_ai.next = self.t2_ai[2 * j].val();
-            self.m_cr.next = self.t2_cr[2 * j].val();
             if self.o1.val().path.get_bit(3) {
                 self.r_in.next = self.t2_in[2 * j + 1].val();
-                self.m_cw.next = self.t2_cw[2 * j + 1].val();
-                self.m_al.next = self.t2_al[2 * j + 1].val();
-                self.m_sh.next = self.t2_sh[2 * j + 1].val();
-                self.m_ai.next = self.t2_ai[2 * j + 1].val();
-                self.m_cr.next = self.t2_cr[2 * j + 1].val();
             }
         }
-        // with fewer paths the tree ends a level or two early: its last level is the root
         for j in 0..IF8 {
             self.r_in.next = self.t2_in[j].val();
-            self.m_cw.next = self.t2_cw[j].val();
-            self.m_al.next = self.t2_al[j].val();
-            self.m_sh.next = self.t2_sh[j].val();
-            self.m_ai.next = self.t2_ai[j].val();
-            self.m_cr.next = self.t2_cr[j].val();
         }
         for j in 0..IF4 {
             self.r_in.next = self.t4_in[j].val();
-            self.m_cw.next = self.t4_cw[j].val();
-            self.m_al.next = self.t4_al[j].val();
-            self.m_sh.next = self.t4_sh[j].val();
-            self.m_ai.next = self.t4_ai[j].val();
-            self.m_cr.next = self.t4_cr[j].val();
         }
-        // the packets in flight with the writes landing at this edge forwarded (B's count, the last
-        // SELECT's charge, INIT), so that A reads a register; A forwards the next edge's (`ifl`)
         self.rin.d.next = self.r_in.val();
         if (self.sch.q.val() & self.o1.val().hit).any() && !self.r_in.val().all() {
             self.rin.d.next = self.r_in.val() + self.one16.val();
@@ -1680,9 +1627,146 @@ impl Logic for PathSelectorHw {
         }
 
         // ---------------- the next operation's row ----------------
-        // read by the path of the operation in `pr` (the trees of the read stage), with the
-        // operation in the compute stage forwarded: INIT's reset row, the addressed row it writes
-        // back, or SELECT's charge
+        // read by the path of the operation in `pr` from the registers, with the operation in
+        // the compute stage forwarded: INIT's reset row, the addressed row it writes back, or
+        // SELECT's charge
+        // a binary multiplexer tree on the path bits per field (native widths and selects, which
+        // Verilator turns into conditional moves: a one-hot AND-OR or a wide row simulates slower)
+        for j in 0..(PATHS / 2) {
+            self.t8_cw[j].next = self.cwnd[2 * j].q.val();
+            if self.o1.val().path.get_bit(0) {
+                self.t8_cw[j].next = self.cwnd[2 * j + 1].q.val();
+            }
+        }
+        for j in 0..(PATHS / 4) {
+            self.t4_cw[j].next = self.t8_cw[2 * j].val();
+            if self.o1.val().path.get_bit(1) {
+                self.t4_cw[j].next = self.t8_cw[2 * j + 1].val();
+            }
+        }
+        for j in 0..(PATHS / 8) {
+            self.t2_cw[j].next = self.t4_cw[2 * j].val();
+            if self.o1.val().path.get_bit(2) {
+                self.t2_cw[j].next = self.t4_cw[2 * j + 1].val();
+            }
+        }
+        for j in 0..IF16 {
+            self.m_cw.next = self.t2_cw[2 * j].val();
+            if self.o1.val().path.get_bit(3) {
+                self.m_cw.next = self.t2_cw[2 * j + 1].val();
+            }
+        }
+        for j in 0..(PATHS / 2) {
+            self.t8_al[j].next = self.alpha[2 * j].q.val();
+            if self.o1.val().path.get_bit(0) {
+                self.t8_al[j].next = self.alpha[2 * j + 1].q.val();
+            }
+        }
+        for j in 0..(PATHS / 4) {
+            self.t4_al[j].next = self.t8_al[2 * j].val();
+            if self.o1.val().path.get_bit(1) {
+                self.t4_al[j].next = self.t8_al[2 * j + 1].val();
+            }
+        }
+        for j in 0..(PATHS / 8) {
+            self.t2_al[j].next = self.t4_al[2 * j].val();
+            if self.o1.val().path.get_bit(2) {
+                self.t2_al[j].next = self.t4_al[2 * j + 1].val();
+            }
+        }
+        for j in 0..IF16 {
+            self.m_al.next = self.t2_al[2 * j].val();
+            if self.o1.val().path.get_bit(3) {
+                self.m_al.next = self.t2_al[2 * j + 1].val();
+            }
+        }
+        for j in 0..(PATHS / 2) {
+            self.t8_sh[j].next = self.ash[2 * j].q.val();
+            if self.o1.val().path.get_bit(0) {
+                self.t8_sh[j].next = self.ash[2 * j + 1].q.val();
+            }
+        }
+        for j in 0..(PATHS / 4) {
+            self.t4_sh[j].next = self.t8_sh[2 * j].val();
+            if self.o1.val().path.get_bit(1) {
+                self.t4_sh[j].next = self.t8_sh[2 * j + 1].val();
+            }
+        }
+        for j in 0..(PATHS / 8) {
+            self.t2_sh[j].next = self.t4_sh[2 * j].val();
+            if self.o1.val().path.get_bit(2) {
+                self.t2_sh[j].next = self.t4_sh[2 * j + 1].val();
+            }
+        }
+        for j in 0..IF16 {
+            self.m_sh.next = self.t2_sh[2 * j].val();
+            if self.o1.val().path.get_bit(3) {
+                self.m_sh.next = self.t2_sh[2 * j + 1].val();
+            }
+        }
+        for j in 0..(PATHS / 2) {
+            self.t8_ai[j].next = self.ai_acc[2 * j].q.val();
+            if self.o1.val().path.get_bit(0) {
+                self.t8_ai[j].next = self.ai_acc[2 * j + 1].q.val();
+            }
+        }
+        for j in 0..(PATHS / 4) {
+            self.t4_ai[j].next = self.t8_ai[2 * j].val();
+            if self.o1.val().path.get_bit(1) {
+                self.t4_ai[j].next = self.t8_ai[2 * j + 1].val();
+            }
+        }
+        for j in 0..(PATHS / 8) {
+            self.t2_ai[j].next = self.t4_ai[2 * j].val();
+            if self.o1.val().path.get_bit(2) {
+                self.t2_ai[j].next = self.t4_ai[2 * j + 1].val();
+            }
+        }
+        for j in 0..IF16 {
+            self.m_ai.next = self.t2_ai[2 * j].val();
+            if self.o1.val().path.get_bit(3) {
+                self.m_ai.next = self.t2_ai[2 * j + 1].val();
+            }
+        }
+        for j in 0..(PATHS / 2) {
+            self.t8_cr[j].next = self.cwr_left[2 * j].q.val();
+            if self.o1.val().path.get_bit(0) {
+                self.t8_cr[j].next = self.cwr_left[2 * j + 1].q.val();
+            }
+        }
+        for j in 0..(PATHS / 4) {
+            self.t4_cr[j].next = self.t8_cr[2 * j].val();
+            if self.o1.val().path.get_bit(1) {
+                self.t4_cr[j].next = self.t8_cr[2 * j + 1].val();
+            }
+        }
+        for j in 0..(PATHS / 8) {
+            self.t2_cr[j].next = self.t4_cr[2 * j].val();
+            if self.o1.val().path.get_bit(2) {
+                self.t2_cr[j].next = self.t4_cr[2 * j + 1].val();
+            }
+        }
+        for j in 0..IF16 {
+            self.m_cr.next = self.t2_cr[2 * j].val();
+            if self.o1.val().path.get_bit(3) {
+                self.m_cr.next = self.t2_cr[2 * j + 1].val();
+            }
+        }
+        // with fewer paths the tree ends a level or two early: its last level is the root
+        for j in 0..IF8 {
+            self.m_cw.next = self.t2_cw[j].val();
+            self.m_al.next = self.t2_al[j].val();
+            self.m_sh.next = self.t2_sh[j].val();
+            self.m_ai.next = self.t2_ai[j].val();
+            self.m_cr.next = self.t2_cr[j].val();
+        }
+        for j in 0..IF4 {
+            self.m_cw.next = self.t4_cw[j].val();
+            self.m_al.next = self.t4_al[j].val();
+            self.m_sh.next = self.t4_sh[j].val();
+            self.m_ai.next = self.t4_ai[j].val();
+            self.m_cr.next = self.t4_cr[j].val();
+        }
         self.rmx.next.cwnd = self.m_cw.val();
         self.rmx.next.alpha = self.m_al.val();
         self.rmx.next.ash = self.m_sh.val();
