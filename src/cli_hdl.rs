@@ -188,11 +188,16 @@ pub(crate) fn run_tool(cmd: &mut Command, what: &str, log: Option<&Path>) -> Res
         let _ = std::fs::write(l, &text);
     }
     if !out.status.success() {
-        let tail: Vec<&str> = text.lines().rev().take(15).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(format!("{what} failed ({}):\n{}", out.status, tail.join("\n")));
+        return Err(failure(what, out.status, &text));
     }
     Ok(text)
+}
+
+/// A tool's failure: its exit status and the last 15 lines of its output.
+fn failure(what: &str, status: std::process::ExitStatus, text: &str) -> String {
+    let tail: Vec<&str> = text.lines().rev().take(15).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    format!("{what} failed ({status}):\n{}", tail.join("\n"))
 }
 
 fn lint(dir: Option<&Path>) -> Result<(), String> {
@@ -298,15 +303,9 @@ fn stat_count(stat: &str, cell: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// The median of some values (the mean of the middle two for an even count).
+/// The median of some values (the mean of the middle two for an even count), None for none.
 fn median(v: &[f64]) -> Option<f64> {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(v[n / 2]),
-        n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
-    }
+    (!v.is_empty()).then(|| crate::pipe_sweep::median(v))
 }
 
 /// Run a tool with its output to `log`, stopping it after `timeout`: `Ok(None)` when stopped,
@@ -336,9 +335,7 @@ fn run_logged(cmd: &mut Command, what: &str, log: &Path, timeout: Option<Duratio
     };
     let text = std::fs::read_to_string(log).map_err(|e| format!("{}: {e}", log.display()))?;
     if !status.success() {
-        let tail: Vec<&str> = text.lines().rev().take(15).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(format!("{what} failed ({status}):\n{}", tail.join("\n")));
+        return Err(failure(what, status, &text));
     }
     Ok(Some(text))
 }
