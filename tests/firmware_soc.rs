@@ -1,4 +1,4 @@
-//! Issue 6 SoC co-simulation test: PicoRV32 executing the riscv32imc firmware image from RAM,
+//! Issue 6 SoC co-simulation test: PicoRV32 executing the riscv32im firmware image from RAM,
 //! with `transport_core` on its CSR bus, Verilated together (hdl/soc/mroce_soc.v through
 //! cosim/), runs the plane-failure scenario of `tests/firmware_plane_failure.rs`: the firmware
 //! boots and sets up the connection on the core itself, a 32 MiB transfer runs over 4 planes,
@@ -85,8 +85,15 @@ fn firmware_on_picorv32_repairs_a_plane_failure() {
     assert!(after < 50_000, "paths moved {after} cycles after the failure");
     assert!(r.polls_to_repair.is_some_and(|p| p >= 1));
     assert!(r.instructions_to_repair.is_some_and(|i| i > 100));
-    // the firmware's own count matches the heartbeats the harness saw (one after setup)
-    assert_eq!(r.heartbeats, r.firmware.polls + 1);
+    // the firmware's own count matches the heartbeats the harness saw (one after setup). The
+    // image publishes its status record just before each heartbeat, and the run stops when the
+    // transfer completes, wherever the firmware is: between the two it is one heartbeat short
+    assert!(
+        r.heartbeats == r.firmware.polls + 1 || r.heartbeats == r.firmware.polls,
+        "{} heartbeats, {} polls",
+        r.heartbeats,
+        r.firmware.polls
+    );
     assert!(r
         .commands
         .iter()
@@ -124,7 +131,7 @@ fn cli_sweeps_failure_times_and_summarises_them() {
     }
     image();
     let elf = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("target/soc-test-image/riscv32imc-unknown-none-elf/release/mroce-firmware");
+        .join("target/soc-test-image/riscv32im-unknown-none-elf/release/mroce-firmware");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_mroce"))
         .args([
             "cosim",
