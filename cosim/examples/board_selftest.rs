@@ -4,7 +4,7 @@
 //! verdict. Exit 0 only on `MROCE BIST PASS` with every message delivered intact. For the
 //! Colorlight i5's reduced configuration (scripts/config-check.sh runs it in CI):
 //! `cargo run --release -p mroce-cosim --features config-reduced --target-dir target/config-reduced
-//!  --example board_selftest -- target/config-reduced/riscv32imc-unknown-none-elf/release/mroce-firmware`
+//!  --example board_selftest -- target/config-reduced/riscv32im-unknown-none-elf/release/mroce-firmware`
 use mroce_firmware::memory_map::{RAM_BASE, RAM_SIZE};
 
 fn main() {

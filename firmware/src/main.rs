@@ -1,4 +1,4 @@
-//! The soft-core image (riscv32imc-unknown-none-elf: PicoRV32) and, on the host, the tool that
+//! The soft-core image (riscv32im-unknown-none-elf: PicoRV32) and, on the host, the tool that
 //! reports its section sizes (`mroce-firmware size <elf> [--json]`, used by
 //! scripts/firmware-size.sh) and writes its RAM image as `$readmemh` words
 //! (`mroce-firmware hex <elf> <out.hex>`, for a RAM initialised by `$readmemh`).
@@ -117,7 +117,7 @@ fn main() -> std::process::ExitCode {
     let files: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let (Some(cmd), Some(path)) = (files.first(), files.get(1)) else {
         eprintln!("usage: mroce-firmware size <soft-core ELF> [--json] | hex <soft-core ELF> <out.hex>");
-        eprintln!("(the soft-core image itself is built with --target riscv32imc-unknown-none-elf)");
+        eprintln!("(the soft-core image itself is built with --target riscv32im-unknown-none-elf)");
         return std::process::ExitCode::from(2);
     };
     let bytes = match std::fs::read(path) {

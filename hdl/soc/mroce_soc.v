@@ -1,4 +1,4 @@
-// mroce_soc: the NIC control core with the transport beside it. PicoRV32 (RV32IMC, from PyPI
+// mroce_soc: the NIC control core with the transport beside it. PicoRV32 (RV32IM, from PyPI
 // pythondata-cpu-picorv32, not committed) runs the firmware from a 64 KiB RAM (two clocks an
 // access, so the RAM's address and data each have a register of their own); transport_core's
 // CSR port sits on the core's bus at `MROCE_CSR_BASE` behind a three-clock bridge (address,
@@ -53,8 +53,10 @@ module mroce_soc(clock,cpu_resetn,cmd_hold,room_from_stream,load_we,load_addr,lo
     reg [31:0] mem_rdata;
     // TWO_CYCLE_COMPARE / TWO_CYCLE_ALU: a register behind the ALU and its compare (a clock
     // more per ALU operation and branch); without them the branch compare into the fetch logic
-    // was the ULX3S's critical path (77.2 MHz)
-    picorv32 #(.COMPRESSED_ISA(1), .ENABLE_MUL(1), .ENABLE_DIV(1), .PROGADDR_RESET(32'h0),
+    // was the ULX3S's critical path (77.2 MHz). COMPRESSED_ISA(0), and the image built for
+    // riscv32im: the fetch and decode of compressed instructions was the next one (69.66 MHz
+    // on seed 1; without it 76.88 and 79.92 on seeds 1 and 2), for 3 KiB more code
+    picorv32 #(.COMPRESSED_ISA(0), .ENABLE_MUL(1), .ENABLE_DIV(1), .PROGADDR_RESET(32'h0),
                .STACKADDR(`MROCE_RAM_BYTES), .ENABLE_COUNTERS(1), .CATCH_MISALIGN(1),
                .CATCH_ILLINSN(1), .ENABLE_IRQ(0), .TWO_CYCLE_COMPARE(1), .TWO_CYCLE_ALU(1))
       cpu (.clk(clock), .resetn(cpu_resetn), .trap(trap), .mem_valid(mem_valid),
