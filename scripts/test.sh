@@ -42,7 +42,7 @@ step "build (release, all targets)" cargo build --workspace --all-targets --rele
 # lints every crate and target of the workspace; a warning fails the run (reuses the build's
 # build-script outputs, so Verilator does not run again)
 step "lint (clippy, warnings are errors)" cargo clippy --workspace --all-targets --release -- -D warnings
-step "firmware image (riscv32imc) and section sizes" bash scripts/firmware-size.sh
+step "firmware image (riscv32im) and section sizes" bash scripts/firmware-size.sh
 step "test (release)" cargo test --workspace --release "$@"
 # the release profile wraps on integer overflow; the model's own tests run once more in a debug
 # build, where an overflow in any component's arithmetic panics (about 20 s)
@@ -55,7 +55,7 @@ step "test (release)" cargo test --workspace --release "$@"
 # The smallest board, the Alchitry Cu (iCE40 HX8K, small configuration, no control core, about
 # 2 minutes), goes first; its Verilog as built is then simulated to the self-test's verdict.
 # It meets 25 MHz by a few percent, and placement alone moves Fmax that much (seeds 1-5: 26.10,
-# 25.11, 24.85, 27.85, 24.34 MHz), so up to four seeds are tried (seed 1 passes today).
+# 25.11, 24.85, 27.85, 24.34 MHz), so up to four seeds are tried (seed 2 passes today).
 # The Colorlight i5 runs at 50 MHz from its PLL and places at ~60 MHz on seed 1; a second seed
 # is tried only if the first misses.
 bg_step "board synthesis (Alchitry Cu: small configuration; Colorlight i5: reduced configuration)" \

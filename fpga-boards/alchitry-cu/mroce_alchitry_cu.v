@@ -35,7 +35,7 @@ module mroce_alchitry_cu(clk_100mhz, led, usb_tx);
     // 1024 messages (the retransmit queue and delivered bitmap fit the HX8K's block RAM); 16-bit
     // status counters and data words (logic cells and block RAMs are short here)
     mroce_selftest #(.N_PKTS(1024), .SEQ_BITS(10), .RTO(4000), .TIMER_PERIOD(1024), .COUNT_BITS(16),
-                     .DATA_BITS(16), .CLKS_PER_BIT(217), .REPEAT_CLKS(1 << 25))
+                     .DATA_BITS(16), .REC_REG(0), .CLKS_PER_BIT(217), .REPEAT_CLKS(1 << 25))
       selftest(.clock(clock), .start(start), .drop_thresh(DROP16), .uart_tx(usb_tx), .done(done),
                .pass(pass), .delivered(), .sent(), .retransmits(), .dropped(), .duplicates(),
                .data_errors(), .acks(), .rtos(), .cycles());

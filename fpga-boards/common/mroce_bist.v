@@ -42,7 +42,10 @@ module mroce_bist #(
     // INIT the path selector at start (0 when a control core set the connection up); the
     // receive tracker and the scoreboard are always RESET (data-path state of the test's
     // connection)
-    parameter DO_INIT = 1
+    parameter DO_INIT = 1,
+    // 1: the scoreboard's records are registered before the sender uses them (a clock more per
+    // TX operation); 0: used as they leave the core's FIFO (fewer flip-flops, for the iCE40)
+    parameter REC_REG = 1
 ) (
     input wire clock,
     // start (level): the test runs while high, from power-up state
@@ -342,7 +345,7 @@ module mroce_bist #(
     // ------------------------------------------------------------------ sender
     localparam S_INIT_TX = 0, S_INIT_SEL = 1, S_IDLE = 2, S_SELECT = 3, S_SEND = 4, S_ACK_HI = 5,
                S_ACK_WORD = 6, S_LOST = 7, S_LOST_PUSH = 8, S_CREDIT = 9, S_TIMER = 10, S_EXPIRE = 11,
-               S_WAIT_SEL = 12, S_ACK_LB = 13;
+               S_WAIT_SEL = 12, S_ACK_LB = 13, S_LOST_SCAN = 14;
     reg [3:0] ss;
     reg [3:0] ret;  // state after S_LOST
     reg [3:0] after_credit;  // state after S_CREDIT
@@ -350,6 +353,15 @@ module mroce_bist #(
     reg [PB-1:0] cur_path;
     reg [31:0] word_psn;
     reg [31:0] lost_mask;
+    // low_bit(lost_mask), registered whenever lost_mask changed (S_LOST_SCAN, S_LOST_PUSH):
+    // the bit scan, the PSN add and the message lookup in one clock were the ULX3S's critical
+    // path (80.1 MHz, seed 1). Bit 5: lost_mask is 0.
+    reg [5:0] lost_lb;
+    // the sender runs this clock: start && !done and the stop tests of the clock before. From
+    // `done` through them into every register of the sender was the ULX3S's critical path
+    // (77.05 MHz, seed 2); the sender starts a clock after `start`, and takes one step more in
+    // the clock the test stops (the checker's verdict is not affected)
+    reg s_run;
     reg [NB-1:0] acked_n, lost_n;
     reg [NP-1:0] room;
     reg timer_due;
@@ -374,18 +386,29 @@ module mroce_bist #(
     wire rq_empty = rq_w == rq_r;
     reg [SEQ_BITS-1:0] rq_head;  // rq[rq_r], one clock behind (block RAM read)
     always @(posedge clock) rq_head <= rq[rq_r[QB-1:0]];
-    initial begin
-        ss = S_INIT_TX; k = 0; room = {NP{1'b1}}; timer_due = 0; timer_left = TIMER_PERIOD;
-        backoff_left = 0; next_seq = 0; rq_w = 0; rq_r = 0; tx_in_valid = 0; sel_in_valid = 0; issued = 0;
+    // The scoreboard's record: its FIFO's LUT-RAM read and the route from the core into the
+    // record handling (PSN compare, room mask, message lookup) were one path, the ULX3S's
+    // critical one (76.9 MHz) once PicoRV32 left the C extension
+    reg tx_rec_q;
+    reg [`MROCE_TX_OUT_BITS-1:0] tx_out_q;
+    always @(posedge clock) begin
+        tx_rec_q <= tx_out_valid;
+        tx_out_q <= tx_out;
     end
-    wire tx_rec = tx_out_valid;
+    wire tx_rec = REC_REG ? tx_rec_q : tx_out_valid;
+    wire [`MROCE_TX_OUT_BITS-1:0] tx_r = REC_REG ? tx_out_q : tx_out;
+    initial begin
+        ss = S_INIT_TX; k = 0; room = {NP{1'b1}}; s_run = 0; lost_lb = 6'd32; timer_due = 0; timer_left = TIMER_PERIOD;
+        backoff_left = 0; next_seq = 0; rq_w = 0; rq_r = 0; tx_in_valid = 0; sel_in_valid = 0; issued = 0;
+        tx_rec_q = 0;
+    end
     // the selector's record of the operation issued; a control core's own commands (SEL_CMD,
     // e.g. the health monitor's) produce records of other operations in the same stream
     wire sel_rec = sel_out_valid && sel_out[`MROCE_SEL_OP] == sel_in_op;
-    wire [31:0] rec_freed = tx_out[`MROCE_TX_FREED];
-    wire [31:0] rec_lost = tx_out[`MROCE_TX_LOST];
-    wire [31:0] rec_psn = tx_out[`MROCE_TX_PSN];
-    wire [31:0] lost_psn = word_psn + {26'b0, low_bit(lost_mask)};
+    wire [31:0] rec_freed = tx_r[`MROCE_TX_FREED];
+    wire [31:0] rec_lost = tx_r[`MROCE_TX_LOST];
+    wire [31:0] rec_psn = tx_r[`MROCE_TX_PSN];
+    wire [SB-1:0] lost_psn = word_psn[SB-1:0] + lost_lb[4:0];
     // ACK: highest non-zero SACK word (scanned from the top, one word per clock)
     wire [31:0] aq_word = aq_sack[k[WB-1:0]*32 +: 32];
     // PSN offset of SACK word k in the ACK's window
@@ -405,6 +428,7 @@ module mroce_bist #(
         push <= 1'b0;
         aq_pop <= 1'b0;
         n_cycles <= n_cycles + {{(CYB-1){1'b0}}, start && !done};
+        s_run <= start && !done && n_delivered != N_PKTS && n_cycles < MAX_CYCLES;
         if (timer_left != 0) timer_left <= timer_left - 1'b1;
         if (backoff_left != 0) backoff_left <= backoff_left - 1'b1;
         if (start && !done && timer_left == 0) begin
@@ -413,14 +437,15 @@ module mroce_bist #(
         end
         if (tx_in_valid && tx_in_ready) tx_in_valid <= 1'b0;
         if (sel_in_valid && sel_in_ready) sel_in_valid <= 1'b0;
-        if (tx_rec) room[tx_out[`MROCE_TX_PATH]] <= tx_out[`MROCE_TX_ROOM];
+        if (tx_rec) room[tx_r[`MROCE_TX_PATH]] <= tx_r[`MROCE_TX_ROOM];
         if (start && !done && n_delivered == N_PKTS) begin
             done <= 1'b1;
             pass <= n_data_errors == 0;
         end else if (start && !done && n_cycles >= MAX_CYCLES) begin
             done <= 1'b1;
             pass <= 1'b0;
-        end else if (start && !done) case (ss)
+        end
+        if (s_run) case (ss)
             S_INIT_TX: if (!issued) begin  // RESET every path's scoreboard at PSN 0
                 tx_in_valid <= 1'b1; tx_in_op <= `MROCE_TX_OP_RESET; tx_in_path <= k[PB-1:0]; tx_in_psn <= 0;
                 issued <= 1'b1;
@@ -468,7 +493,7 @@ module mroce_bist #(
                 issued <= 1'b1;
             end else if (tx_rec) begin
                 issued <= 1'b0;
-                if (tx_out[`MROCE_TX_OK]) begin
+                if (tx_r[`MROCE_TX_OK]) begin
                     seq_of[{cur_path, rec_psn[SB-1:0]}] <= cur_seq;
                     c_pay[{1'b0, ch_free_next}] <= {cur_path, rec_psn, cur_seq, data_of(cur_seq)};
                     push <= 1'b1; push_slot <= ch_free_next;
@@ -508,11 +533,15 @@ module mroce_bist #(
                     after_credit <= S_IDLE;
                 end else ret <= S_ACK_WORD;
                 k <= k + 1;
+                ss <= S_LOST_SCAN;
+            end
+            S_LOST_SCAN: begin
+                lost_lb <= low_bit(lost_mask);
                 ss <= S_LOST;
             end
-            S_LOST: if (lost_mask == 0) ss <= ret;
+            S_LOST: if (lost_lb[5]) ss <= ret;
             else begin  // one lost PSN per two clocks: look up its message
-                seq_rd <= seq_of[{cur_path, lost_psn[SB-1:0]}];
+                seq_rd <= seq_of[{cur_path, lost_psn}];
                 lost_mask <= lost_mask & (lost_mask - 1);
                 lost_n <= lost_n + 1'b1;
                 ss <= S_LOST_PUSH;
@@ -520,6 +549,7 @@ module mroce_bist #(
             S_LOST_PUSH: begin
                 rq[rq_w[QB-1:0]] <= seq_rd;
                 rq_w <= rq_w + 1;
+                lost_lb <= low_bit(lost_mask);
                 ss <= S_LOST;
             end
             S_CREDIT: if (!issued) begin
@@ -539,7 +569,7 @@ module mroce_bist #(
                 issued <= 1'b1;
             end else if (tx_rec) begin
                 issued <= 1'b0;
-                if (tx_out[`MROCE_TX_OK]) begin
+                if (tx_r[`MROCE_TX_OK]) begin
                     n_rtos <= inc(n_rtos); acked_n <= 0; lost_n <= 0; ss <= S_EXPIRE;
                 end else k <= k + 1;
             end
@@ -549,13 +579,13 @@ module mroce_bist #(
             end else if (tx_rec) begin
                 issued <= 1'b0;
                 lost_mask <= rec_lost;
-                word_psn <= tx_out[`MROCE_TX_PSN];
-                if (tx_out[`MROCE_TX_EMPTY]) begin
+                word_psn <= tx_r[`MROCE_TX_PSN];
+                if (tx_r[`MROCE_TX_EMPTY]) begin
                     k <= k + 1;
                     ret <= S_CREDIT;
                     after_credit <= S_TIMER;
                 end else ret <= S_EXPIRE;
-                ss <= S_LOST;
+                ss <= S_LOST_SCAN;
             end
             default: ss <= S_IDLE;
         endcase

@@ -13,6 +13,8 @@ module mroce_selftest(clock,start,drop_thresh,uart_tx,done,pass,delivered,sent,r
     // status counter width (16 on the iCE40 board; the ports stay 32 bits), data word width
     parameter COUNT_BITS = 32;
     parameter DATA_BITS = 32;
+    // scoreboard records registered in the BIST (0 on the iCE40 board: fewer flip-flops)
+    parameter REC_REG = 1;
     // UART report: clocks per bit, clocks between reports
     parameter CLKS_PER_BIT = 217;
     parameter REPEAT_CLKS = 1 << 26;
@@ -44,7 +46,7 @@ module mroce_selftest(clock,start,drop_thresh,uart_tx,done,pass,delivered,sent,r
     wire irq;
     mroce_bist #(.N_PKTS(N_PKTS), .SEQ_BITS(SEQ_BITS), .DELAY_MIN(DELAY_MIN),
                  .DELAY_MASK(DELAY_MASK), .RTO(RTO), .TIMER_PERIOD(TIMER_PERIOD), .MAX_CYCLES(MAX_CYCLES),
-                 .COUNT_BITS(COUNT_BITS), .DATA_BITS(DATA_BITS))
+                 .COUNT_BITS(COUNT_BITS), .DATA_BITS(DATA_BITS), .REC_REG(REC_REG))
       bist(
         .clock(clock),
         .start(start),
