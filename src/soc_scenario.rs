@@ -37,6 +37,13 @@ impl SocImage {
     /// Load the riscv32im ELF image.
     pub fn from_elf(bytes: &[u8]) -> Result<SocImage, ScenarioError> {
         use mroce_firmware::memory_map::{RAM_BASE, RAM_SIZE};
+        // PicoRV32 runs without the C extension (hdl/soc/mroce_soc.v): a riscv32imc image
+        // would trap at its first compressed instruction
+        if mroce_firmware::elf::uses_compressed(bytes).map_err(|e| ScenarioError::SoftCore(format!("image: {e:?}")))? {
+            return Err(ScenarioError::SoftCore(format!(
+                "image built with compressed instructions (riscv32imc?); the SoC's PicoRV32 has no C extension: cargo build -p mroce-firmware --target {IMAGE_TARGET} --release"
+            )));
+        }
         let mut ram = vec![0u8; RAM_SIZE as usize];
         let end = mroce_firmware::elf::load_into(bytes, RAM_BASE, &mut ram)
             .map_err(|e| ScenarioError::SoftCore(format!("image: {e:?}")))?;

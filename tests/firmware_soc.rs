@@ -114,6 +114,15 @@ fn a_broken_image_is_reported_not_run() {
     assert!(e.to_string().contains("trapped"), "{e}");
     // not the soft-core image at all
     assert!(SocImage::from_elf(b"not an elf").is_err());
+    // the image built for riscv32imc (EF_RISCV_RVC in e_flags): refused with the target to use,
+    // where PicoRV32 without the C extension would trap at its first compressed instruction
+    image();
+    let elf = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target/soc-test-image/riscv32im-unknown-none-elf/release/mroce-firmware");
+    let mut rvc = std::fs::read(&elf).expect("image file");
+    rvc[0x24] |= 1;
+    let e = SocImage::from_elf(&rvc).expect_err("a compressed-instruction image must be refused");
+    assert!(e.to_string().contains("riscv32im-unknown-none-elf"), "{e}");
     // a scenario the image does not run
     let cfg = ScenarioConfig {
         paths: 8,

@@ -54,18 +54,36 @@ fn name_at(b: &[u8], o: usize) -> Result<&[u8], ElfError> {
     Ok(&s[..end])
 }
 
-fn is(name: &[u8], base: &[u8]) -> bool {
-    name == base || (name.starts_with(base) && name.get(base.len()) == Some(&b'.'))
-}
-
-/// Sum the section sizes of an ELF32 little-endian image.
-pub fn section_sizes(b: &[u8]) -> Result<SectionSizes, ElfError> {
+/// The test every reader here starts with: an ELF file, 32-bit, little-endian.
+fn check_header(b: &[u8]) -> Result<(), ElfError> {
     if b.get(0..4) != Some(&[0x7F, b'E', b'L', b'F'][..]) {
         return Err(ElfError::NotElf);
     }
     if b.get(4) != Some(&1) || b.get(5) != Some(&1) {
         return Err(ElfError::Unsupported);
     }
+    Ok(())
+}
+
+/// `EM_RISCV`, the ELF machine number of RISC-V.
+const EM_RISCV: u16 = 243;
+/// `EF_RISCV_RVC` in `e_flags`: the code may use compressed (C extension) instructions.
+const EF_RISCV_RVC: u32 = 0x1;
+
+/// True when the image is RISC-V code that may use compressed instructions (its `e_flags` has
+/// `EF_RISCV_RVC`): a riscv32imc build, which a core without the C extension cannot run.
+pub fn uses_compressed(b: &[u8]) -> Result<bool, ElfError> {
+    check_header(b)?;
+    Ok(u16_at(b, 0x12)? == EM_RISCV && u32_at(b, 0x24)? & EF_RISCV_RVC != 0)
+}
+
+fn is(name: &[u8], base: &[u8]) -> bool {
+    name == base || (name.starts_with(base) && name.get(base.len()) == Some(&b'.'))
+}
+
+/// Sum the section sizes of an ELF32 little-endian image.
+pub fn section_sizes(b: &[u8]) -> Result<SectionSizes, ElfError> {
+    check_header(b)?;
     let shoff = u32_at(b, 0x20)? as usize;
     let shentsize = usize::from(u16_at(b, 0x2E)?);
     let shnum = usize::from(u16_at(b, 0x30)?);
@@ -95,12 +113,7 @@ pub fn section_sizes(b: &[u8]) -> Result<SectionSizes, ElfError> {
 /// Call `f(address, bytes)` for every loadable segment's file contents (PT_LOAD, physical
 /// address): what a loader (or a testbench's `$readmemh` image) puts in memory.
 pub fn load_segments(b: &[u8], mut f: impl FnMut(u32, &[u8])) -> Result<(), ElfError> {
-    if b.get(0..4) != Some(&[0x7F, b'E', b'L', b'F'][..]) {
-        return Err(ElfError::NotElf);
-    }
-    if b.get(4) != Some(&1) || b.get(5) != Some(&1) {
-        return Err(ElfError::Unsupported);
-    }
+    check_header(b)?;
     let phoff = u32_at(b, 0x1C)? as usize;
     let phentsize = usize::from(u16_at(b, 0x2A)?);
     let phnum = usize::from(u16_at(b, 0x2C)?);
@@ -146,12 +159,7 @@ pub fn load_into(b: &[u8], base: u32, mem: &mut [u8]) -> Result<usize, ElfError>
 
 /// Call `f(name, value)` for every symbol of the ELF32 symbol table (none when it has none).
 fn for_each_symbol(b: &[u8], mut f: impl FnMut(&[u8], u32)) -> Result<(), ElfError> {
-    if b.get(0..4) != Some(&[0x7F, b'E', b'L', b'F'][..]) {
-        return Err(ElfError::NotElf);
-    }
-    if b.get(4) != Some(&1) || b.get(5) != Some(&1) {
-        return Err(ElfError::Unsupported);
-    }
+    check_header(b)?;
     let shoff = u32_at(b, 0x20)? as usize;
     let shentsize = usize::from(u16_at(b, 0x2E)?);
     let shnum = usize::from(u16_at(b, 0x30)?);

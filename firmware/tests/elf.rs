@@ -1,5 +1,5 @@
 //! The section-size reader against a hand-built ELF32 image.
-use mroce_firmware::elf::{section_sizes, ElfError, SectionSizes};
+use mroce_firmware::elf::{section_sizes, uses_compressed, ElfError, SectionSizes};
 
 fn elf32(sections: &[(&str, u32)]) -> Vec<u8> {
     // header (52 bytes), then the name table, then the section headers
@@ -151,4 +151,19 @@ fn counts_symbols_by_name() {
     assert_eq!(count_symbols(&b, b"panicking"), Ok(2));
     assert_eq!(count_symbols(&b, b"fw_main"), Ok(1));
     assert_eq!(count_symbols(&b, b"absent"), Ok(0));
+}
+
+#[test]
+fn compressed_instructions_are_read_from_e_flags() {
+    let mut b = elf32(&[(".text", 4)]);
+    b[0x12..0x14].copy_from_slice(&243u16.to_le_bytes()); // EM_RISCV
+    assert_eq!(uses_compressed(&b), Ok(false));
+    b[0x24..0x28].copy_from_slice(&0x5u32.to_le_bytes()); // EF_RISCV_RVC | float ABI bits
+    assert_eq!(uses_compressed(&b), Ok(true));
+    // the flag means something else on another machine
+    b[0x12..0x14].copy_from_slice(&62u16.to_le_bytes());
+    assert_eq!(uses_compressed(&b), Ok(false));
+    assert_eq!(uses_compressed(b"not an elf"), Err(ElfError::NotElf));
+    b[0x12..0x14].copy_from_slice(&243u16.to_le_bytes());
+    assert_eq!(uses_compressed(&b[..0x20]), Err(ElfError::Truncated));
 }
