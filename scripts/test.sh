@@ -55,7 +55,7 @@ step "test (release)" cargo test --workspace --release "$@"
 # The smallest board, the Alchitry Cu (iCE40 HX8K, small configuration, no control core, about
 # 2 minutes), goes first; its Verilog as built is then simulated to the self-test's verdict.
 # It meets 25 MHz by a few percent, and placement alone moves Fmax that much (seeds 1-5: 26.10,
-# 25.11, 24.85, 27.85, 24.34 MHz), so up to four seeds are tried (seed 2 passes today).
+# 25.11, 24.85, 27.85, 24.34 MHz), so up to four seeds are tried (seed 1 passes today).
 # The Colorlight i5 runs at 50 MHz from its PLL and places at ~60 MHz on seed 1; a second seed
 # is tried only if the first misses.
 bg_step "board synthesis (Alchitry Cu: small configuration; Colorlight i5: reduced configuration)" \
