@@ -748,6 +748,68 @@ macro_rules! suite {
                 check(&ops, 14, 100, 60);
             }
 
+            /// The connection limit right behind each operation that changes `total` or the limit:
+            /// a SELECT's charge, a CHARGE, a CLEAR, a credit in each of its outcomes (acked + lost
+            /// under and over the path's flight, probes under and over the connection's, which
+            /// may take `total` below zero and clamp it), and a new limit above and below `total`.
+            /// Every SELECT is back to back with the change, and the stream
+            /// is built against a live model that asserts both outcomes happen many times.
+            #[test]
+            fn conn_limit_behind_every_change_of_total() {
+                let mut m = PathSelector::new(4, 1);
+                let mut ops = vec![Op::Init(4, 1)];
+                let (mut refused_at_limit, mut taken_after_free) = (0, 0);
+                let mut rng = Lcg(77);
+                for round in 0..240u32 {
+                    let limit = 1 + (round % 7) as u16;
+                    m.set_conn_limit(limit);
+                    ops.push(Op::Limit(limit));
+                    // fill to the limit (or until the windows close)
+                    for _ in 0..12 {
+                        let got = m.select(u32::MAX);
+                        ops.push(Op::Select(u32::MAX));
+                        if got.is_none() {
+                            // refused by the limit alone: without it a window is open
+                            let mut unlimited = m.clone();
+                            unlimited.set_conn_limit(u16::MAX);
+                            if m.total_inflight() >= m.conn_limit() && unlimited.eligible_mask(u32::MAX) != 0 {
+                                refused_at_limit += 1;
+                            }
+                            break;
+                        }
+                    }
+                    let p = rng.below(4) as u8;
+                    let change = match round % 9 {
+                        0 => Op::Charge(p),
+                        1 => Op::Clear(p),
+                        2 => Op::Credit(p, rng.below(3) as u16, 0, 0, false),
+                        3 => Op::Credit(p, 1, rng.below(40) as u16, 0, false),
+                        4 => Op::Credit(p, rng.below(3) as u16, 0, 1 + rng.below(3) as u16, false),
+                        5 => Op::ChargeProbe(p),
+                        6 => Op::Limit(m.total_inflight() + rng.below(3) as u16),
+                        7 => Op::Limit(m.total_inflight().saturating_sub(1)),
+                        _ => Op::Credit(p, 300, 300, 300, true),
+                    };
+                    let before = m.total_inflight() >= m.conn_limit();
+                    model_apply(&mut m, &change);
+                    ops.push(change);
+                    // back to back with the change, then one more
+                    let first = m.select(u32::MAX);
+                    ops.push(Op::Select(u32::MAX));
+                    if before && first.is_some() {
+                        taken_after_free += 1;
+                    }
+                    m.select(u32::MAX);
+                    ops.push(Op::Select(u32::MAX));
+                }
+                assert!(
+                    refused_at_limit >= 50 && taken_after_free >= 30,
+                    "refused at the limit {refused_at_limit}, taken right after room was freed {taken_after_free}"
+                );
+                check(&ops, 13, 100, 100);
+                check(&ops, 14, 60, 50);
+            }
+
             #[test]
             fn random_streams_match_model() {
                 for (seed, pv, pr) in [(31u64, 100u32, 100u32), (32, 100, 100), (33, 70, 50)] {
