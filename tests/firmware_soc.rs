@@ -7,17 +7,25 @@
 //! directory, so the test's cargo lock is not in the way).
 
 use mroce::plane_failure::ScenarioConfig;
-use mroce::soc_scenario::{build_image, run_soc, SocImage};
+use mroce::soc_scenario::{build_image, run_soc, SocImage, IMAGE_TARGET};
 use mroce_cosim::CosimError;
 use mroce_csr as csr;
 use std::path::PathBuf;
 
 /// Build the soft-core image (incremental) and load it.
-fn image() -> SocImage {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+fn image_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("target")
-        .join("soc-test-image");
-    build_image(&dir).expect("soft-core image")
+        .join("soc-test-image")
+}
+
+fn image() -> SocImage {
+    build_image(&image_dir()).expect("soft-core image")
+}
+
+/// The ELF file `image()` builds.
+fn image_elf() -> PathBuf {
+    image_dir().join(IMAGE_TARGET).join("release").join("mroce-firmware")
 }
 
 fn soc_built() -> bool {
@@ -117,12 +125,11 @@ fn a_broken_image_is_reported_not_run() {
     // the image built for riscv32imc (EF_RISCV_RVC in e_flags): refused with the target to use,
     // where PicoRV32 without the C extension would trap at its first compressed instruction
     image();
-    let elf = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("target/soc-test-image/riscv32im-unknown-none-elf/release/mroce-firmware");
+    let elf = image_elf();
     let mut rvc = std::fs::read(&elf).expect("image file");
     rvc[0x24] |= 1;
     let e = SocImage::from_elf(&rvc).expect_err("a compressed-instruction image must be refused");
-    assert!(e.to_string().contains("riscv32im-unknown-none-elf"), "{e}");
+    assert!(e.to_string().contains(IMAGE_TARGET), "{e}");
     // a scenario the image does not run
     let cfg = ScenarioConfig {
         paths: 8,
@@ -139,8 +146,7 @@ fn cli_sweeps_failure_times_and_summarises_them() {
         return;
     }
     image();
-    let elf = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("target/soc-test-image/riscv32im-unknown-none-elf/release/mroce-firmware");
+    let elf = image_elf();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_mroce"))
         .args([
             "cosim",
