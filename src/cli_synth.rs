@@ -531,14 +531,10 @@ fn ice40_ffs(log: &Path) -> u64 {
         return 0;
     };
     // the last statistics block is the top's, hierarchy flattened
-    let last = text.rfind("Number of cells:").map_or("", |i| &text[i..]);
-    last.lines()
-        .filter_map(|l| {
-            let mut w = l.split_whitespace();
-            let cell = w.next()?;
-            let n = w.next()?.parse::<u64>().ok()?;
-            cell.starts_with("SB_DFF").then_some(n)
-        })
+    crate::cli_hdl::yosys_cell_counts(&text)
+        .into_iter()
+        .filter(|(cell, _)| cell.starts_with("SB_DFF"))
+        .map(|(_, n)| n)
         .sum()
 }
 

