@@ -464,6 +464,22 @@ pub fn set_ecn(frame: &mut [u8], ecn_bits: u8) -> Result<(), WireError> {
     Ok(())
 }
 
+/// Recompute the IPv4 header checksum and the ICRC of a complete frame whose bytes were
+/// changed in place, so that it passes [`decode_frame`]'s envelope checks and reaches the
+/// protocol. For fault injection and fuzzing: forged ACKs, out-of-window PSNs, bad keys.
+pub fn reseal(frame: &mut [u8]) -> Result<(), WireError> {
+    need(frame.len(), FRAME_OVERHEAD)?;
+    let ip = &mut frame[ETH_LEN..ETH_LEN + IPV4_LEN];
+    ip[10] = 0;
+    ip[11] = 0;
+    let c = ipv4_checksum(ip);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    let split = frame.len() - ICRC_LEN;
+    let crc = icrc(&frame[..split]);
+    frame[split..].copy_from_slice(&crc.to_le_bytes());
+    Ok(())
+}
+
 /// Read the ECN field of a frame without decoding it.
 pub fn frame_ecn(frame: &[u8]) -> Option<u8> {
     frame.get(ETH_LEN + 1).map(|b| b & 3)

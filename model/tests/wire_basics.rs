@@ -58,6 +58,17 @@ fn write_roundtrip_and_icrc() {
     // Any other bit flip in the transport part is caught.
     buf[BTH_OFFSET + 20] ^= 1;
     assert!(matches!(decode_frame(&buf[..n]), Err(WireError::BadIcrc { .. })));
+    // Resealed, the changed frame decodes, with the change (the top byte of the MRH's floor).
+    reseal(&mut buf[..n]).unwrap();
+    let (_, p3) = decode_mroce_frame(&buf[..n]).unwrap();
+    assert!(matches!(p3, MrPacket::Write { mrh, .. } if mrh.floor == 0xFEFF_FFE0));
+    // So does a change of an IPv4 header field that the checksum covers (here the TTL).
+    buf[ETH_LEN + 8] = 3;
+    assert!(decode_frame(&buf[..n]).is_err());
+    reseal(&mut buf[..n]).unwrap();
+    assert_eq!(decode_frame(&buf[..n]).unwrap().addrs.ttl, 3);
+    // Too short to hold the envelope: an error, not a panic.
+    assert!(reseal(&mut buf[..FRAME_OVERHEAD - 1]).is_err());
 }
 
 #[test]
