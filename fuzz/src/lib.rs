@@ -11,7 +11,7 @@
 use arbitrary::Arbitrary;
 use mroce_model::memory::{Access, MrKey};
 use mroce_model::params::DEFAULT_MTU_PAYLOAD;
-use mroce_model::transport::{ConnId, Event, LocalBuf, NicAddr, RemoteBuf, Transport, WorkKind};
+use mroce_model::transport::{ConnId, Event, LocalBuf, NicAddr, RemoteBuf, Status, Transport, WorkKind};
 use mroce_model::wire;
 
 /// Bytes of each endpoint's source and destination regions (one WRITE each way at a time).
@@ -26,7 +26,8 @@ const FRAMES_PER_STEP: usize = 64;
 /// One frame handed to an endpoint of the pair.
 #[derive(Arbitrary, Debug)]
 pub enum Forged {
-    /// Bytes as they come, to endpoint a or b: most of them end in the envelope checks.
+    /// Bytes as they come, to endpoint a or b on plane 0: most of them end in the envelope
+    /// checks.
     Raw { to_a: bool, bytes: Vec<u8> },
     /// One of the pair's recorded frames (`frame` modulo their count) with `bytes` written
     /// over it from `at` (modulo its length), resealed, and handed to the endpoint it was for:
@@ -77,6 +78,8 @@ struct Side<T> {
     handed: u64,
     /// WRITEs posted; the next goes out when the last completes.
     posted: u64,
+    /// WRITEs completed with success.
+    completed: u64,
     /// The next frame to this side is retargeted ([`Forged::Retarget`]).
     intercept: bool,
 }
@@ -98,6 +101,7 @@ impl<T: Transport> Side<T> {
             conn: None,
             handed: 0,
             posted: 0,
+            completed: 0,
             intercept: false,
         }
     }
@@ -124,11 +128,13 @@ pub struct Pair<T: Transport> {
     a: Side<T>,
     b: Side<T>,
     now: u64,
-    /// (to a, frame) of the first [`CAPTURE`] frames exchanged.
-    captured: Vec<(bool, Vec<u8>)>,
+    /// (to a, plane, frame) of the first [`CAPTURE`] frames exchanged.
+    captured: Vec<(bool, u8, Vec<u8>)>,
     buf: Vec<u8>,
     /// Post the next WRITE when one completes (until [`Pair::check`]).
     keep_posting: bool,
+    /// Forged frames handed in or armed.
+    forged: usize,
 }
 
 impl<T: Transport> Pair<T> {
@@ -143,6 +149,7 @@ impl<T: Transport> Pair<T> {
             captured: Vec::new(),
             buf: vec![0u8; 9000],
             keep_posting: true,
+            forged: 0,
         };
         p.a.peer_dst = Some(p.b.dst);
         p.b.peer_dst = Some(p.a.dst);
@@ -172,17 +179,18 @@ impl<T: Transport> Pair<T> {
     /// frames for one step.
     pub fn forge(&mut self, f: &Forged) {
         self.now += 100;
+        self.forged += 1;
         match f {
-            Forged::Raw { to_a, bytes } => self.hand(*to_a, bytes),
+            Forged::Raw { to_a, bytes } => self.hand(*to_a, 0, bytes),
             Forged::Mutated { frame, at, bytes } => {
                 if !self.captured.is_empty() {
-                    let (to_a, mut fr) = self.captured[*frame as usize % self.captured.len()].clone();
+                    let (to_a, plane, mut fr) = self.captured[*frame as usize % self.captured.len()].clone();
                     let at = *at as usize % fr.len();
                     let n = bytes.len().min(fr.len() - at);
                     fr[at..at + n].copy_from_slice(&bytes[..n]);
                     // Too short to reseal: handed in as it is.
                     let _ = wire::reseal(&mut fr);
-                    self.hand(to_a, &fr);
+                    self.hand(to_a, plane, &fr);
                 }
             }
             Forged::Retarget { to_a } => {
@@ -196,9 +204,9 @@ impl<T: Transport> Pair<T> {
         self.step();
     }
 
-    fn hand(&mut self, to_a: bool, frame: &[u8]) {
+    fn hand(&mut self, to_a: bool, plane: u8, frame: &[u8]) {
         let s = if to_a { &mut self.a } else { &mut self.b };
-        s.ep.handle_frame(self.now, 0, frame);
+        s.ep.handle_frame(self.now, plane, frame);
         s.handed += 1;
     }
 
@@ -213,7 +221,7 @@ impl<T: Transport> Pair<T> {
                 };
                 let mut fr = self.buf[..t.len].to_vec();
                 if self.captured.len() < CAPTURE {
-                    self.captured.push((!from_a, fr.clone()));
+                    self.captured.push((!from_a, t.plane, fr.clone()));
                 }
                 let to = if from_a { &mut self.b } else { &mut self.a };
                 if to.intercept {
@@ -221,7 +229,7 @@ impl<T: Transport> Pair<T> {
                     retarget(&mut fr, to.dst, to.src);
                     let _ = wire::reseal(&mut fr);
                 }
-                self.hand(!from_a, &fr);
+                self.hand(!from_a, t.plane, &fr);
             }
         }
         self.now += STEP_NS;
@@ -239,7 +247,12 @@ impl<T: Transport> Pair<T> {
                     Event::Connected(c) | Event::Accepted(c) => {
                         s.conn.get_or_insert(c);
                     }
-                    Event::Completion(c) if c.kind == WorkKind::Write && c.wr_id == s.posted => done = true,
+                    Event::Completion(c) if c.kind == WorkKind::Write && c.wr_id == s.posted => {
+                        done = true;
+                        if c.status == Status::Ok {
+                            s.completed += 1;
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -264,6 +277,11 @@ impl<T: Transport> Pair<T> {
             assert!(
                 src.iter().enumerate().all(|(i, &b)| b == pattern(i, salt)),
                 "a frame changed a region without remote write access"
+            );
+            // With nothing forged, the perfect link must carry the WRITEs through.
+            assert!(
+                self.forged > 0 || s.completed > 0,
+                "no WRITE completed on a perfect link"
             );
         }
     }
