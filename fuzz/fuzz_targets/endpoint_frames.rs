@@ -1,4 +1,4 @@
-//! An established mroce pair with a WRITE in flight each way, fed forged frames (raw bytes, or
+//! An established mroce pair with WRITEs flowing both ways, fed forged frames (raw bytes, or
 //! its own frames changed and resealed so that they reach the protocol: forged ACKs, PSNs out
 //! of the window, bad keys), never panics: every frame is counted, no timer is left due, and no
 //! frame changes a region the peer may not write (`mroce_fuzz::Pair::check`).

@@ -1,5 +1,5 @@
 //! The RoCEv2 baseline's endpoint, as `endpoint_frames` fuzzes mroce's: an established pair
-//! with a WRITE in flight each way, fed forged frames (raw, or its own changed and resealed),
+//! with WRITEs flowing both ways, fed forged frames (raw, or its own changed and resealed),
 //! never panics, counts every frame, leaves no timer due and keeps its local-only regions
 //! intact (`mroce_fuzz::Pair::check`). The baseline faces the same bad input in every driver.
 #![no_main]
